@@ -1,0 +1,111 @@
+//! deflate, zlib and gzip through miniz_oxide. miniz_oxide has no gzip
+//! wrapper, so this module writes and parses the RFC 1952 header and trailer.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use miniz_oxide::deflate::{compress_to_vec, compress_to_vec_zlib};
+use miniz_oxide::inflate::TINFLStatus;
+use miniz_oxide::inflate::core::{DecompressorOxide, decompress as inflate, inflate_flags};
+
+use super::{Codec, CodecError};
+
+/// gzip header fields: magic, deflate, no flags, no mtime, no extra flags, OS unknown.
+const GZIP_HEADER: [u8; 10] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+const FTEXT_FHCRC_FEXTRA_FNAME_FCOMMENT: u8 = 0x1f;
+const FHCRC: u8 = 0x02;
+const FEXTRA: u8 = 0x04;
+const FNAME: u8 = 0x08;
+const FCOMMENT: u8 = 0x10;
+
+pub(super) fn compress(codec: Codec, raw: &[u8], level: u8, out: &mut Vec<u8>) {
+    match codec {
+        Codec::Zlib => out.extend_from_slice(&compress_to_vec_zlib(raw, level)),
+        Codec::Gzip => {
+            out.extend_from_slice(&GZIP_HEADER);
+            out.extend_from_slice(&compress_to_vec(raw, level));
+            out.extend_from_slice(&crc32fast::hash(raw).to_le_bytes());
+            // ISIZE is the length modulo 2^32 (RFC 1952).
+            out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
+        }
+        _ => out.extend_from_slice(&compress_to_vec(raw, level)),
+    }
+}
+
+pub(super) fn decompress(codec: Codec, body: &[u8], raw_len: usize) -> Result<Vec<u8>, CodecError> {
+    let corrupt = CodecError::Corrupt { codec };
+    match codec {
+        Codec::Zlib => inflate_exact(
+            body,
+            raw_len,
+            inflate_flags::TINFL_FLAG_PARSE_ZLIB_HEADER,
+            codec,
+        ),
+        Codec::Gzip => {
+            let start = gzip_body_start(body).ok_or(corrupt.clone())?;
+            let deflated = body
+                .len()
+                .checked_sub(8)
+                .filter(|&end| end >= start)
+                .ok_or(corrupt.clone())?;
+            let raw = inflate_exact(&body[start..deflated], raw_len, 0, codec)?;
+            let trailer = &body[deflated..];
+            let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
+            let isize = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
+            if crc != crc32fast::hash(&raw) || isize != raw.len() as u32 {
+                return Err(corrupt);
+            }
+            Ok(raw)
+        }
+        _ => inflate_exact(body, raw_len, 0, codec),
+    }
+}
+
+/// Inflates `input` into exactly `raw_len` bytes, consuming all of it.
+fn inflate_exact(
+    input: &[u8],
+    raw_len: usize,
+    flags: u32,
+    codec: Codec,
+) -> Result<Vec<u8>, CodecError> {
+    let mut out = vec![0u8; raw_len];
+    let mut state = DecompressorOxide::new();
+    let flags = flags | inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+    let (status, consumed, written) = inflate(&mut state, input, &mut out, 0, flags);
+    match status {
+        TINFLStatus::Done if written == raw_len && consumed == input.len() => Ok(out),
+        TINFLStatus::Done if written != raw_len => Err(CodecError::LengthMismatch {
+            expected: raw_len as u64,
+            got: written as u64,
+        }),
+        // The output buffer is full yet the stream goes on: longer than recorded.
+        TINFLStatus::HasMoreOutput => Err(CodecError::LengthMismatch {
+            expected: raw_len as u64,
+            got: raw_len as u64 + 1,
+        }),
+        _ => Err(CodecError::Corrupt { codec }),
+    }
+}
+
+/// Offset of the deflate data after a gzip header, honouring its optional fields.
+fn gzip_body_start(body: &[u8]) -> Option<usize> {
+    let header = body.get(..10)?;
+    if header[..3] != GZIP_HEADER[..3] || header[3] & !FTEXT_FHCRC_FEXTRA_FNAME_FCOMMENT != 0 {
+        return None;
+    }
+    let flags = header[3];
+    let mut at = 10;
+    if flags & FEXTRA != 0 {
+        let len = body.get(at..at + 2)?;
+        at += 2 + usize::from(u16::from_le_bytes([len[0], len[1]]));
+    }
+    for field in [FNAME, FCOMMENT] {
+        if flags & field != 0 {
+            at += body.get(at..)?.iter().position(|&b| b == 0)? + 1;
+        }
+    }
+    if flags & FHCRC != 0 {
+        at += 2;
+    }
+    (at <= body.len()).then_some(at)
+}

@@ -1,0 +1,281 @@
+//! Decoding a value stream. The bytes are assumed hostile: every length is
+//! checked against what remains before anything is allocated, nesting is
+//! bounded, text must be UTF-8, and names may not repeat.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use super::{MultiSlice, STREAM_MAGIC, STREAM_VERSION, tag};
+use crate::validate::MAX_NESTING_DEPTH;
+use crate::value::{AttributeValue, Item};
+
+/// Most elements reserved up front for a list or set: a count is bounded by
+/// the bytes that remain, but an element in memory is larger than one byte.
+const PREALLOCATE_LIMIT: usize = 1024;
+
+/// Why a value stream could not be decoded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The stream does not start with `DSV`.
+    BadMagic,
+    /// A format version this crate does not read.
+    UnsupportedVersion {
+        /// The version found.
+        got: u8,
+        /// The version this crate reads.
+        supported: u8,
+    },
+    /// The stream ends inside a value.
+    Truncated {
+        /// Offset where more bytes were needed.
+        at: usize,
+    },
+    /// A length or count does not fit in 64 bits, or is encoded in more
+    /// bytes than needed.
+    BadVarint {
+        /// Offset of the varint.
+        at: usize,
+    },
+    /// An unknown type tag.
+    UnknownTag {
+        /// The tag byte.
+        tag: u8,
+        /// Its offset.
+        at: usize,
+    },
+    /// Text that is not UTF-8.
+    InvalidUtf8 {
+        /// Offset of the text.
+        at: usize,
+    },
+    /// Lists and maps nested deeper than DynamoDB allows.
+    TooDeep {
+        /// The limit.
+        limit: usize,
+    },
+    /// The same attribute or map key twice.
+    DuplicateName {
+        /// The name.
+        name: String,
+    },
+    /// Bytes left over after the last attribute.
+    TrailingBytes {
+        /// How many.
+        count: usize,
+    },
+}
+
+impl DecodeError {
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::BadMagic => "STREAM_BAD_MAGIC",
+            Self::UnsupportedVersion { .. } => "STREAM_UNSUPPORTED_VERSION",
+            Self::Truncated { .. } => "STREAM_TRUNCATED",
+            Self::BadVarint { .. } => "STREAM_BAD_VARINT",
+            Self::UnknownTag { .. } => "STREAM_UNKNOWN_TAG",
+            Self::InvalidUtf8 { .. } => "STREAM_INVALID_UTF8",
+            Self::TooDeep { .. } => "STREAM_TOO_DEEP",
+            Self::DuplicateName { .. } => "STREAM_DUPLICATE_NAME",
+            Self::TrailingBytes { .. } => "STREAM_TRAILING_BYTES",
+        }
+    }
+}
+
+impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::BadMagic => f.write_str("value stream does not start with DSV"),
+            Self::UnsupportedVersion { got, supported } => {
+                write!(
+                    f,
+                    "value stream version {got}, this build reads {supported}"
+                )
+            }
+            Self::Truncated { at } => write!(f, "value stream truncated at byte {at}"),
+            Self::BadVarint { at } => write!(f, "value stream has a bad length at byte {at}"),
+            Self::UnknownTag { tag, at } => {
+                write!(
+                    f,
+                    "value stream has unknown type tag {tag:#04x} at byte {at}"
+                )
+            }
+            Self::InvalidUtf8 { at } => write!(f, "value stream has invalid UTF-8 at byte {at}"),
+            Self::TooDeep { limit } => write!(f, "value stream nests deeper than {limit}"),
+            Self::DuplicateName { name } => write!(f, "value stream repeats the name {name:?}"),
+            Self::TrailingBytes { count } => {
+                write!(f, "value stream has {count} bytes after its end")
+            }
+        }
+    }
+}
+
+/// Decodes a value stream held in one slice.
+pub fn decode_attributes(bytes: &[u8]) -> Result<Item, DecodeError> {
+    decode_attributes_from(MultiSlice::new([bytes]))
+}
+
+/// Decodes a value stream spread over several slices.
+pub fn decode_attributes_from(input: MultiSlice<'_>) -> Result<Item, DecodeError> {
+    let mut reader = Reader { input };
+    let mut magic = Vec::with_capacity(4);
+    reader.take(STREAM_MAGIC.len(), &mut magic)?;
+    if magic != STREAM_MAGIC {
+        return Err(DecodeError::BadMagic);
+    }
+    let version = reader.u8()?;
+    if version != STREAM_VERSION {
+        return Err(DecodeError::UnsupportedVersion {
+            got: version,
+            supported: STREAM_VERSION,
+        });
+    }
+    let count = reader.count()?;
+    let mut item = Item::new();
+    for _ in 0..count {
+        let name = reader.string()?;
+        let value = reader.value(0)?;
+        insert_unique(&mut item, name, value)?;
+    }
+    match reader.input.remaining() {
+        0 => Ok(item),
+        count => Err(DecodeError::TrailingBytes { count }),
+    }
+}
+
+fn insert_unique(
+    map: &mut BTreeMap<String, AttributeValue>,
+    name: String,
+    value: AttributeValue,
+) -> Result<(), DecodeError> {
+    use alloc::collections::btree_map::Entry;
+    match map.entry(name) {
+        Entry::Vacant(slot) => {
+            slot.insert(value);
+            Ok(())
+        }
+        Entry::Occupied(slot) => Err(DecodeError::DuplicateName {
+            name: slot.key().clone(),
+        }),
+    }
+}
+
+struct Reader<'a> {
+    input: MultiSlice<'a>,
+}
+
+impl Reader<'_> {
+    fn truncated(&self) -> DecodeError {
+        DecodeError::Truncated {
+            at: self.input.position(),
+        }
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        let at = self.truncated();
+        self.input.read_u8().ok_or(at)
+    }
+
+    fn varint(&mut self) -> Result<u64, DecodeError> {
+        let at = self.input.position();
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.u8()?;
+            let bits = u64::from(b & 0x7f);
+            // The tenth byte may only carry the top bit of a u64; a zero
+            // final byte after the first would be a longer spelling.
+            if (shift == 63 && bits > 1) || (shift > 0 && b == 0) {
+                return Err(DecodeError::BadVarint { at });
+            }
+            value |= bits << shift;
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err(DecodeError::BadVarint { at })
+    }
+
+    /// A length or count: never more than the bytes that remain, since every
+    /// element takes at least one byte, so no hostile count can allocate.
+    fn count(&mut self) -> Result<usize, DecodeError> {
+        let n = self.varint()?;
+        if n > self.input.remaining() as u64 {
+            return Err(self.truncated());
+        }
+        Ok(n as usize)
+    }
+
+    fn take(&mut self, len: usize, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+        let at = self.truncated();
+        self.input.read_into(len, out).ok_or(at)
+    }
+
+    fn bytes(&mut self) -> Result<Vec<u8>, DecodeError> {
+        let len = self.count()?;
+        let mut out = Vec::new();
+        self.take(len, &mut out)?;
+        Ok(out)
+    }
+
+    fn string(&mut self) -> Result<String, DecodeError> {
+        let at = self.input.position();
+        String::from_utf8(self.bytes()?).map_err(|_| DecodeError::InvalidUtf8 { at })
+    }
+
+    /// Decodes one value; `depth` counts the lists and maps around it, and a
+    /// value may not be deeper than DynamoDB allows (see [`MAX_NESTING_DEPTH`]).
+    fn value(&mut self, depth: usize) -> Result<AttributeValue, DecodeError> {
+        let at = self.input.position();
+        let tag = self.u8()?;
+        if depth >= MAX_NESTING_DEPTH {
+            return Err(DecodeError::TooDeep {
+                limit: MAX_NESTING_DEPTH,
+            });
+        }
+        Ok(match tag {
+            tag::S => AttributeValue::S(self.string()?),
+            tag::N => AttributeValue::N(self.string()?),
+            tag::B => AttributeValue::B(self.bytes()?),
+            tag::FALSE => AttributeValue::Bool(false),
+            tag::TRUE => AttributeValue::Bool(true),
+            tag::NULL => AttributeValue::Null,
+            tag::L => {
+                let count = self.count()?;
+                let mut list = Vec::with_capacity(count.min(PREALLOCATE_LIMIT));
+                for _ in 0..count {
+                    list.push(self.value(depth + 1)?);
+                }
+                AttributeValue::L(list)
+            }
+            tag::M => {
+                let count = self.count()?;
+                let mut map = BTreeMap::new();
+                for _ in 0..count {
+                    let name = self.string()?;
+                    let value = self.value(depth + 1)?;
+                    insert_unique(&mut map, name, value)?;
+                }
+                AttributeValue::M(map)
+            }
+            tag::SS => AttributeValue::Ss(self.members(Self::string)?),
+            tag::NS => AttributeValue::Ns(self.members(Self::string)?),
+            tag::BS => AttributeValue::Bs(self.members(Self::bytes)?),
+            tag => return Err(DecodeError::UnknownTag { tag, at }),
+        })
+    }
+
+    fn members<T>(
+        &mut self,
+        mut read: impl FnMut(&mut Self) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        let count = self.count()?;
+        let mut out = Vec::with_capacity(count.min(PREALLOCATE_LIMIT));
+        for _ in 0..count {
+            out.push(read(self)?);
+        }
+        Ok(out)
+    }
+}

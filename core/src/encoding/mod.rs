@@ -1,0 +1,31 @@
+//! The value encoding: a compact, versioned binary form of a set of
+//! attributes that preserves every type exactly, number text included.
+//! Specified in `docs/FORMAT.md`, "Value stream".
+
+mod decode;
+mod encode;
+mod multislice;
+
+pub use decode::{DecodeError, decode_attributes, decode_attributes_from};
+pub use encode::{EncodedStream, encode_attributes};
+pub use multislice::MultiSlice;
+
+/// First bytes of every value stream.
+pub const STREAM_MAGIC: &[u8; 3] = b"DSV";
+/// The value-stream format version this crate writes and reads.
+pub const STREAM_VERSION: u8 = 1;
+
+/// Type tags, one byte before each value.
+pub(crate) mod tag {
+    pub const S: u8 = 0x01;
+    pub const N: u8 = 0x02;
+    pub const B: u8 = 0x03;
+    pub const FALSE: u8 = 0x04;
+    pub const TRUE: u8 = 0x05;
+    pub const NULL: u8 = 0x06;
+    pub const L: u8 = 0x07;
+    pub const M: u8 = 0x08;
+    pub const SS: u8 = 0x09;
+    pub const NS: u8 = 0x0A;
+    pub const BS: u8 = 0x0B;
+}

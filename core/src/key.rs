@@ -1,0 +1,107 @@
+//! Primary keys: a table's key schema and an item's key values.
+
+use alloc::string::String;
+
+use crate::value::{AttributeValue, Item};
+
+/// Longest partition key value DynamoDB accepts, in bytes.
+pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
+/// Longest sort key value DynamoDB accepts, in bytes.
+pub const MAX_SORT_KEY_BYTES: usize = 1024;
+
+/// The scalar types a key attribute may have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum KeyType {
+    /// String.
+    S,
+    /// Number.
+    N,
+    /// Binary.
+    B,
+}
+
+impl KeyType {
+    /// The DynamoDB type descriptor (`"S"`, `"N"` or `"B"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::S => "S",
+            Self::N => "N",
+            Self::B => "B",
+        }
+    }
+
+    /// True when `value` has this type.
+    pub fn matches(self, value: &AttributeValue) -> bool {
+        matches!(
+            (self, value),
+            (Self::S, AttributeValue::S(_))
+                | (Self::N, AttributeValue::N(_))
+                | (Self::B, AttributeValue::B(_))
+        )
+    }
+}
+
+/// One key attribute: its name and type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct KeyAttribute {
+    /// Attribute name.
+    pub name: String,
+    /// Attribute type.
+    pub key_type: KeyType,
+}
+
+impl KeyAttribute {
+    /// A key attribute of the given name and type.
+    pub fn new(name: impl Into<String>, key_type: KeyType) -> Self {
+        Self {
+            name: name.into(),
+            key_type,
+        }
+    }
+}
+
+/// A table's primary key: a partition key and an optional sort key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct KeySchema {
+    /// The partition (hash) key.
+    pub partition: KeyAttribute,
+    /// The sort (range) key, if the table has one.
+    pub sort: Option<KeyAttribute>,
+}
+
+impl KeySchema {
+    /// A schema with a partition key only.
+    pub fn partition(name: impl Into<String>, key_type: KeyType) -> Self {
+        Self {
+            partition: KeyAttribute::new(name, key_type),
+            sort: None,
+        }
+    }
+
+    /// This schema with a sort key added.
+    pub fn with_sort(mut self, name: impl Into<String>, key_type: KeyType) -> Self {
+        self.sort = Some(KeyAttribute::new(name, key_type));
+        self
+    }
+
+    /// The key attributes, partition key first.
+    pub fn attributes(&self) -> impl Iterator<Item = &KeyAttribute> {
+        core::iter::once(&self.partition).chain(self.sort.as_ref())
+    }
+
+    /// True when `name` is one of the key attributes.
+    pub fn is_key(&self, name: &str) -> bool {
+        self.attributes().any(|k| k.name == name)
+    }
+
+    /// The key attributes of `item` (only those present).
+    pub fn key_of(&self, item: &Item) -> Item {
+        self.attributes()
+            .filter_map(|k| item.get_key_value(&k.name))
+            .map(|(n, v)| (n.clone(), v.clone()))
+            .collect()
+    }
+}

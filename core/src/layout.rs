@@ -1,0 +1,282 @@
+//! Where chunks live and what their keys are.
+//!
+//! Chunk keys carry the parent's key, the version id and a zero-padded
+//! sequence number: `<parent key>#<version>#<seq>`. Key parts are escaped
+//! (`\` becomes `\\`, `#` becomes `\#`), so a `#` inside a user's key can never
+//! make two chunk keys collide, and every chunk key parses back into its
+//! parent's key, version and position (which is what `gc` needs).
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
+
+use crate::key::{KeySchema, KeyType};
+use crate::number::Decimal;
+use crate::value::{AttributeValue, Item};
+use crate::version::{VERSION_ID_LEN, VersionId};
+
+/// Digits of a chunk's sequence number; chunk keys sort in sequence order.
+pub const SEQ_DIGITS: usize = 6;
+/// Most chunks one virtual item may have (`999999`, six digits).
+pub const MAX_CHUNKS: u32 = 999_999;
+
+/// Where a virtual item's chunks are stored.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Layout {
+    /// A second table with a simple string partition key named `key_name`
+    /// (the AWS guide's `ReplyChunks`): chunks spread over partitions.
+    ChunkTable {
+        /// The chunk table's partition key attribute name.
+        key_name: String,
+    },
+    /// The parent's own item collection: same partition key, sort key
+    /// `<parent sort key>#<version>#<seq>`. Needs a string sort key.
+    ItemCollection,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Self::ChunkTable {
+            key_name: "pk".to_string(),
+        }
+    }
+}
+
+impl Layout {
+    /// The short name stored in the manifest: `table` or `collection`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::ChunkTable { .. } => "table",
+            Self::ItemCollection => "collection",
+        }
+    }
+}
+
+/// Why a chunk key could not be made or read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChunkKeyError {
+    /// The parent item lacks a key attribute or has the wrong type.
+    ParentKey {
+        /// The key attribute.
+        name: String,
+    },
+    /// The item-collection layout needs a string sort key.
+    LayoutUnsupported,
+    /// A chunk key would exceed DynamoDB's key length limit.
+    TooLarge {
+        /// Its length in bytes.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A stored key is not a chunk key of this layout.
+    Malformed,
+}
+
+impl ChunkKeyError {
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::ParentKey { .. } => "PARENT_KEY_INVALID",
+            Self::LayoutUnsupported => "LAYOUT_UNSUPPORTED",
+            Self::TooLarge { .. } => "CHUNK_KEY_TOO_LARGE",
+            Self::Malformed => "CHUNK_KEY_MALFORMED",
+        }
+    }
+}
+
+impl fmt::Display for ChunkKeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ParentKey { name } => {
+                write!(f, "parent key attribute {name} is missing or mistyped")
+            }
+            Self::LayoutUnsupported => {
+                f.write_str("the item-collection layout needs a table with a string sort key")
+            }
+            Self::TooLarge { size, limit } => {
+                write!(f, "chunk key is {size} bytes, limit {limit}")
+            }
+            Self::Malformed => f.write_str("not a chunk key of this layout"),
+        }
+    }
+}
+
+/// A chunk's identity: whose chunk, which version, which position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ChunkKey {
+    /// The parent's key attributes.
+    pub parent_key: Item,
+    /// The write attempt the chunk belongs to.
+    pub version: VersionId,
+    /// Position, from 0.
+    pub seq: u32,
+}
+
+/// Escapes a string key part.
+fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        if c == '\\' || c == '#' {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+}
+
+/// Splits escaped text on unescaped `#`, unescaping each part.
+fn split_escaped(text: &str) -> Option<Vec<String>> {
+    let mut parts = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => current.push(chars.next()?),
+            '#' => parts.push(core::mem::take(&mut current)),
+            _ => current.push(c),
+        }
+    }
+    parts.push(current);
+    Some(parts)
+}
+
+/// A key value as chunk-key text: strings escaped, numbers canonical (so
+/// `1.50` and `1.5` name the same parent), binary as base64.
+fn key_part(value: &AttributeValue, key_type: KeyType) -> Option<String> {
+    let mut out = String::new();
+    match (key_type, value) {
+        (KeyType::S, AttributeValue::S(s)) => escape_into(&mut out, s),
+        (KeyType::N, AttributeValue::N(n)) => out = Decimal::parse(n).ok()?.canonical(),
+        (KeyType::B, AttributeValue::B(b)) => out = BASE64.encode(b),
+        _ => return None,
+    }
+    Some(out)
+}
+
+/// The value of chunk-key text for a key of type `key_type`.
+fn key_value(text: String, key_type: KeyType) -> Option<AttributeValue> {
+    Some(match key_type {
+        KeyType::S => AttributeValue::S(text),
+        KeyType::N => AttributeValue::N(Decimal::parse(&text).ok()?.canonical()),
+        KeyType::B => AttributeValue::B(BASE64.decode(text).ok()?),
+    })
+}
+
+fn suffix(version: VersionId, seq: u32) -> String {
+    use core::fmt::Write;
+    let mut out = String::with_capacity(2 + VERSION_ID_LEN + SEQ_DIGITS);
+    let _ = write!(out, "#{version}#{seq:0width$}", width = SEQ_DIGITS);
+    out
+}
+
+/// The key attributes of chunk `seq` of `version` of the item whose key
+/// attributes are in `parent`.
+pub fn chunk_key(
+    schema: &KeySchema,
+    layout: &Layout,
+    parent: &Item,
+    version: VersionId,
+    seq: u32,
+) -> Result<Item, ChunkKeyError> {
+    let part = |key: &crate::key::KeyAttribute| {
+        parent
+            .get(&key.name)
+            .and_then(|v| key_part(v, key.key_type))
+            .ok_or_else(|| ChunkKeyError::ParentKey {
+                name: key.name.clone(),
+            })
+    };
+    let mut key = Item::new();
+    match layout {
+        Layout::ChunkTable { key_name } => {
+            let mut text = part(&schema.partition)?;
+            if let Some(sort) = &schema.sort {
+                text.push('#');
+                text.push_str(&part(sort)?);
+            }
+            text.push_str(&suffix(version, seq));
+            check_len(&text, crate::key::MAX_PARTITION_KEY_BYTES)?;
+            key.insert(key_name.clone(), AttributeValue::S(text));
+        }
+        Layout::ItemCollection => {
+            let sort = schema.sort.as_ref().filter(|s| s.key_type == KeyType::S);
+            let sort = sort.ok_or(ChunkKeyError::LayoutUnsupported)?;
+            let pk = &schema.partition;
+            let pk_value = parent.get(&pk.name).filter(|v| pk.key_type.matches(v));
+            let pk_value = pk_value.ok_or_else(|| ChunkKeyError::ParentKey {
+                name: pk.name.clone(),
+            })?;
+            let mut text = part(sort)?;
+            text.push_str(&suffix(version, seq));
+            check_len(&text, crate::key::MAX_SORT_KEY_BYTES)?;
+            key.insert(pk.name.clone(), pk_value.clone());
+            key.insert(sort.name.clone(), AttributeValue::S(text));
+        }
+    }
+    Ok(key)
+}
+
+fn check_len(text: &str, limit: usize) -> Result<(), ChunkKeyError> {
+    if text.len() > limit {
+        return Err(ChunkKeyError::TooLarge {
+            size: text.len(),
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// Reads a chunk's key attributes back into its parent key, version and seq.
+pub fn parse_chunk_key(
+    schema: &KeySchema,
+    layout: &Layout,
+    chunk: &Item,
+) -> Result<ChunkKey, ChunkKeyError> {
+    let malformed = ChunkKeyError::Malformed;
+    let text_of = |name: &str| match chunk.get(name) {
+        Some(AttributeValue::S(s)) => Ok(s.as_str()),
+        _ => Err(ChunkKeyError::Malformed),
+    };
+    let (text, mut parent_key) = match layout {
+        Layout::ChunkTable { key_name } => (text_of(key_name)?, Item::new()),
+        Layout::ItemCollection => {
+            let sort = schema
+                .sort
+                .as_ref()
+                .ok_or(ChunkKeyError::LayoutUnsupported)?;
+            let pk = &schema.partition;
+            let pk_value = chunk.get(&pk.name).filter(|v| pk.key_type.matches(v));
+            let mut parent = Item::new();
+            parent.insert(pk.name.clone(), pk_value.ok_or(malformed.clone())?.clone());
+            (text_of(&sort.name)?, parent)
+        }
+    };
+    let mut parts = split_escaped(text).ok_or(malformed.clone())?;
+    let seq_text = parts.pop().ok_or(malformed.clone())?;
+    let version_text = parts.pop().ok_or(malformed.clone())?;
+    if seq_text.len() != SEQ_DIGITS || !seq_text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(malformed);
+    }
+    let seq = seq_text.parse().map_err(|_| malformed.clone())?;
+    let version = VersionId::parse(&version_text).map_err(|_| malformed.clone())?;
+    let keys: Vec<_> = match layout {
+        Layout::ChunkTable { .. } => schema.attributes().collect(),
+        Layout::ItemCollection => schema.sort.iter().collect(),
+    };
+    if parts.len() != keys.len() {
+        return Err(malformed);
+    }
+    for (key, text) in keys.into_iter().zip(parts) {
+        let value = key_value(text, key.key_type).ok_or(malformed.clone())?;
+        parent_key.insert(key.name.clone(), value);
+    }
+    Ok(ChunkKey {
+        parent_key,
+        version,
+        seq,
+    })
+}

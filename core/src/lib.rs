@@ -1,0 +1,58 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod capacity;
+pub mod codec;
+pub mod digest;
+pub mod encoding;
+pub mod key;
+pub mod layout;
+pub mod manifest;
+pub mod number;
+pub mod plan;
+mod reassemble;
+pub mod size;
+mod split;
+mod validate;
+mod value;
+pub mod version;
+
+pub use capacity::{ReadConsistency, read_units, write_units};
+pub use codec::{Codec, CodecError, Compression};
+pub use encoding::DecodeError;
+pub use key::{KeyAttribute, KeySchema, KeyType};
+pub use layout::{ChunkKey, ChunkKeyError, Layout};
+pub use manifest::{Manifest, ManifestError};
+pub use number::NumberError;
+pub use plan::{DeletePlan, Expect, PlanError, ReadPlan, Target, WriteMode, WritePlan, WriteSteps};
+pub use reassemble::{ReassembleError, ReassembleOptions, reassemble};
+pub use size::{MAX_ITEM_BYTES, item_size, value_size};
+pub use split::{CodecChoice, SplitError, SplitItem, SplitOptions, split_item};
+pub use validate::{MAX_NESTING_DEPTH, ValidateOptions, Violation, ViolationKind, validate_item};
+pub use value::{AttributeValue, Item};
+pub use version::VersionId;
+
+/// Implements `std::error::Error` for the crate's error types when `std` is on.
+macro_rules! std_errors {
+    ($($t:ty),*) => {
+        $(#[cfg(feature = "std")] impl std::error::Error for $t {})*
+    };
+}
+std_errors!(
+    number::NumberError,
+    codec::CodecError,
+    validate::Violation,
+    encoding::DecodeError,
+    manifest::ManifestError,
+    layout::ChunkKeyError,
+    split::SplitError,
+    reassemble::ReassembleError,
+    plan::PlanError,
+    version::VersionIdError
+);

@@ -1,0 +1,213 @@
+//! The manifest: what a parent item records about its virtual item, in one
+//! map attribute (`_ds`), so any reader can find, check and decode the chunks
+//! without configuration. Specified in `docs/FORMAT.md`, "Manifest".
+
+use alloc::collections::BTreeMap;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::codec::Codec;
+use crate::value::AttributeValue;
+use crate::version::VersionId;
+
+/// The parent attribute holding the manifest. Items may not use this name.
+pub const MANIFEST_ATTRIBUTE: &str = "_ds";
+/// The chunk attribute holding a chunk's bytes.
+pub const CHUNK_DATA_ATTRIBUTE: &str = "_d";
+/// The chunk attribute holding a chunk's digest.
+pub const CHUNK_DIGEST_ATTRIBUTE: &str = "_h";
+/// The manifest format version this crate writes and reads.
+pub const MANIFEST_VERSION: u8 = 1;
+
+/// A virtual item's manifest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Manifest {
+    /// The write attempt that produced the chunks.
+    pub version: VersionId,
+    /// `table` or `collection` (see [`crate::Layout::name`]).
+    pub layout: String,
+    /// The codec of the stored frame.
+    pub codec: Codec,
+    /// How many chunks; 0 when the frame is inline.
+    pub chunk_count: u32,
+    /// Frame bytes in every chunk but the last.
+    pub chunk_bytes: u32,
+    /// Length of the stored frame.
+    pub stored_len: u64,
+    /// Length of the raw value stream inside the frame.
+    pub raw_len: u64,
+    /// XXH3-64 of the raw value stream.
+    pub digest: u64,
+    /// Names of the attributes moved off the parent, in order.
+    pub spilled: Vec<String>,
+    /// The frame itself when small enough to live on the parent.
+    pub inline: Option<Vec<u8>>,
+}
+
+/// Why a parent's manifest could not be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ManifestError {
+    /// The manifest attribute is not a map.
+    NotAMap,
+    /// A field is absent.
+    MissingField {
+        /// The field.
+        field: &'static str,
+    },
+    /// A field has the wrong type or an impossible value.
+    InvalidField {
+        /// The field.
+        field: &'static str,
+    },
+    /// A manifest format version this crate does not read.
+    UnsupportedVersion {
+        /// The version found.
+        got: String,
+    },
+}
+
+impl ManifestError {
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::NotAMap | Self::MissingField { .. } | Self::InvalidField { .. } => {
+                "MANIFEST_INVALID"
+            }
+            Self::UnsupportedVersion { .. } => "MANIFEST_UNSUPPORTED_VERSION",
+        }
+    }
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotAMap => write!(f, "manifest attribute {MANIFEST_ATTRIBUTE} is not a map"),
+            Self::MissingField { field } => write!(f, "manifest field {field} is missing"),
+            Self::InvalidField { field } => write!(f, "manifest field {field} is invalid"),
+            Self::UnsupportedVersion { got } => {
+                write!(
+                    f,
+                    "manifest version {got}, this build reads {MANIFEST_VERSION}"
+                )
+            }
+        }
+    }
+}
+
+fn number(n: impl ToString) -> AttributeValue {
+    AttributeValue::N(n.to_string())
+}
+
+impl Manifest {
+    /// The manifest as the value of [`MANIFEST_ATTRIBUTE`].
+    pub fn to_value(&self) -> AttributeValue {
+        let mut map = BTreeMap::new();
+        let mut put = |k: &str, v| {
+            map.insert(k.to_string(), v);
+        };
+        put("f", number(MANIFEST_VERSION));
+        put("v", AttributeValue::S(self.version.to_text()));
+        put("l", AttributeValue::S(self.layout.clone()));
+        put("c", AttributeValue::S(self.codec.name().to_string()));
+        put("n", number(self.chunk_count));
+        put("k", number(self.chunk_bytes));
+        put("s", number(self.stored_len));
+        put("r", number(self.raw_len));
+        put("h", AttributeValue::B(self.digest.to_be_bytes().to_vec()));
+        if !self.spilled.is_empty() {
+            put("a", AttributeValue::Ss(self.spilled.clone()));
+        }
+        if let Some(frame) = &self.inline {
+            put("p", AttributeValue::B(frame.clone()));
+        }
+        AttributeValue::M(map)
+    }
+
+    /// Reads a manifest from the value of [`MANIFEST_ATTRIBUTE`], checking
+    /// every field (the parent may have been written by anyone).
+    pub fn from_value(value: &AttributeValue) -> Result<Self, ManifestError> {
+        let AttributeValue::M(map) = value else {
+            return Err(ManifestError::NotAMap);
+        };
+        let get = |field: &'static str| map.get(field).ok_or(ManifestError::MissingField { field });
+        let invalid = |field| ManifestError::InvalidField { field };
+        let text = |field| match get(field)? {
+            AttributeValue::S(s) => Ok(s.as_str()),
+            _ => Err(invalid(field)),
+        };
+        let int = |field| match get(field)? {
+            AttributeValue::N(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                n.parse::<u64>().map_err(|_| invalid(field))
+            }
+            _ => Err(invalid(field)),
+        };
+        match get("f")? {
+            AttributeValue::N(n) if n == "1" => {}
+            AttributeValue::N(n) => {
+                return Err(ManifestError::UnsupportedVersion { got: n.clone() });
+            }
+            _ => return Err(invalid("f")),
+        }
+        let version = VersionId::parse(text("v")?).map_err(|_| invalid("v"))?;
+        let layout = text("l")?;
+        if layout != "table" && layout != "collection" {
+            return Err(invalid("l"));
+        }
+        let codec = Codec::from_name(text("c")?).ok_or(invalid("c"))?;
+        let digest = match get("h")? {
+            AttributeValue::B(b) if b.len() == 8 => {
+                let mut bytes = [0u8; 8];
+                bytes.copy_from_slice(b);
+                u64::from_be_bytes(bytes)
+            }
+            _ => return Err(invalid("h")),
+        };
+        let spilled = match map.get("a") {
+            None => Vec::new(),
+            Some(AttributeValue::Ss(names)) => names.clone(),
+            Some(_) => return Err(invalid("a")),
+        };
+        let inline = match map.get("p") {
+            None => None,
+            Some(AttributeValue::B(frame)) => Some(frame.clone()),
+            Some(_) => return Err(invalid("p")),
+        };
+        let chunk_count = u32::try_from(int("n")?).map_err(|_| invalid("n"))?;
+        let chunk_bytes = u32::try_from(int("k")?).map_err(|_| invalid("k"))?;
+        let stored_len = int("s")?;
+        // The chunks must hold exactly the stored frame, with only the last
+        // one short; an inline frame has no chunks.
+        let consistent = match (&inline, chunk_count) {
+            (Some(frame), 0) => frame.len() as u64 == stored_len,
+            (Some(_), _) => false,
+            (None, 0) => false,
+            (None, n) => {
+                let full = u64::from(n - 1) * u64::from(chunk_bytes);
+                chunk_bytes > 0 && stored_len > full && stored_len <= full + u64::from(chunk_bytes)
+            }
+        };
+        if !consistent {
+            return Err(invalid("s"));
+        }
+        Ok(Self {
+            version,
+            layout: layout.to_string(),
+            codec,
+            chunk_count,
+            chunk_bytes,
+            stored_len,
+            raw_len: int("r")?,
+            digest,
+            spilled,
+            inline,
+        })
+    }
+
+    /// The length of chunk `seq`'s bytes.
+    pub fn chunk_len(&self, seq: u32) -> u64 {
+        let start = u64::from(seq) * u64::from(self.chunk_bytes);
+        (self.stored_len - start).min(u64::from(self.chunk_bytes))
+    }
+}

@@ -1,0 +1,59 @@
+//! Plan errors.
+
+use core::fmt;
+
+use crate::layout::ChunkKeyError;
+use crate::manifest::ManifestError;
+
+/// Why a plan could not be made.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// Atomic mode was required but the write does not fit one transaction.
+    AtomicTooLarge {
+        /// Actions needed.
+        actions: usize,
+        /// Bytes needed.
+        bytes: usize,
+    },
+    /// A stored parent's manifest is unreadable.
+    Manifest(ManifestError),
+    /// A chunk key could not be made.
+    ChunkKey(ChunkKeyError),
+}
+
+impl PlanError {
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::AtomicTooLarge { .. } => "ATOMIC_TOO_LARGE",
+            Self::Manifest(e) => e.code(),
+            Self::ChunkKey(e) => e.code(),
+        }
+    }
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::AtomicTooLarge { actions, bytes } => write!(
+                f,
+                "write needs {actions} actions and {bytes} bytes, a transaction allows 100 and 4194304"
+            ),
+            Self::Manifest(e) => e.fmt(f),
+            Self::ChunkKey(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<ManifestError> for PlanError {
+    fn from(e: ManifestError) -> Self {
+        Self::Manifest(e)
+    }
+}
+
+impl From<ChunkKeyError> for PlanError {
+    fn from(e: ChunkKeyError) -> Self {
+        Self::ChunkKey(e)
+    }
+}

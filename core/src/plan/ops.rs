@@ -1,0 +1,160 @@
+//! The requests plans are made of, shaped like DynamoDB's API but free of any
+//! SDK: a host maps each to its client's types one-to-one.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::capacity::write_units;
+use crate::size::item_size;
+use crate::value::{AttributeValue, Item};
+
+/// Most requests in one BatchWriteItem.
+pub const MAX_BATCH_WRITE_ITEMS: usize = 25;
+/// Most bytes in one BatchWriteItem (16 MB).
+pub const MAX_BATCH_WRITE_BYTES: usize = 16 << 20;
+/// Most keys in one BatchGetItem.
+pub const MAX_BATCH_GET_KEYS: usize = 100;
+/// Most bytes one BatchGetItem returns (16 MB); larger responses come back
+/// partly as UnprocessedKeys, so plans stay under it.
+pub const MAX_BATCH_GET_BYTES: usize = 16 << 20;
+/// Most actions in one TransactWriteItems.
+pub const MAX_TRANSACT_ACTIONS: usize = 100;
+/// Most bytes of items in one TransactWriteItems (4 MB).
+pub const MAX_TRANSACT_BYTES: usize = 4 << 20;
+
+/// A condition expression with its placeholders.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Condition {
+    /// The `ConditionExpression`.
+    pub expression: String,
+    /// `ExpressionAttributeNames`: `#name` placeholder to attribute name.
+    pub names: BTreeMap<String, String>,
+    /// `ExpressionAttributeValues`: `:value` placeholder to value.
+    pub values: BTreeMap<String, AttributeValue>,
+}
+
+/// A PutItem.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Put {
+    /// Table name.
+    pub table: String,
+    /// The whole item.
+    pub item: Item,
+    /// Written only if this holds.
+    pub condition: Option<Condition>,
+}
+
+/// A DeleteItem.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Delete {
+    /// Table name.
+    pub table: String,
+    /// The item's key attributes.
+    pub key: Item,
+    /// Deleted only if this holds.
+    pub condition: Option<Condition>,
+}
+
+/// A GetItem.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Get {
+    /// Table name.
+    pub table: String,
+    /// The item's key attributes.
+    pub key: Item,
+    /// Strongly consistent.
+    pub consistent: bool,
+}
+
+/// One request inside a BatchWriteItem.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WriteRequest {
+    /// A PutRequest of a whole item.
+    Put(Item),
+    /// A DeleteRequest by key.
+    Delete(Item),
+}
+
+impl WriteRequest {
+    /// The item or key's exact size.
+    pub fn size(&self) -> usize {
+        match self {
+            Self::Put(item) | Self::Delete(item) => item_size(item),
+        }
+    }
+}
+
+/// One BatchWriteItem: at most 25 requests and 16 MB.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct BatchWrite {
+    /// `(table, request)` pairs, sent as `RequestItems`.
+    pub requests: Vec<(String, WriteRequest)>,
+    /// Sum of the requests' item and key sizes.
+    pub bytes: usize,
+}
+
+impl BatchWrite {
+    /// Write capacity units the puts in this batch consume (deletes are
+    /// billed by the deleted item's size, unknown here, and not counted).
+    pub fn write_units(&self) -> u64 {
+        self.requests
+            .iter()
+            .map(|(_, r)| match r {
+                WriteRequest::Put(item) => write_units(item_size(item), false),
+                WriteRequest::Delete(_) => 0,
+            })
+            .sum()
+    }
+}
+
+/// Packs requests into batches of at most 25 requests and 16 MB, in order.
+pub fn pack_batch_writes(
+    requests: impl IntoIterator<Item = (String, WriteRequest)>,
+) -> Vec<BatchWrite> {
+    let mut batches: Vec<BatchWrite> = Vec::new();
+    for (table, request) in requests {
+        let size = request.size();
+        let fits = batches.last().is_some_and(|b| {
+            b.requests.len() < MAX_BATCH_WRITE_ITEMS && b.bytes + size <= MAX_BATCH_WRITE_BYTES
+        });
+        if !fits {
+            batches.push(BatchWrite::default());
+        }
+        let batch = batches.last_mut().expect("a batch was just ensured");
+        batch.bytes += size;
+        batch.requests.push((table, request));
+    }
+    batches
+}
+
+/// One action of a TransactWriteItems.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TransactAction {
+    /// A conditional or plain put.
+    Put(Put),
+    /// A conditional or plain delete.
+    Delete(Delete),
+}
+
+/// One TransactWriteItems: at most 100 actions and 4 MB, all or nothing.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Transaction {
+    /// The actions, each on a different item.
+    pub actions: Vec<TransactAction>,
+    /// Sum of the actions' item and key sizes.
+    pub bytes: usize,
+}
+
+/// One BatchGetItem: at most 100 keys and an expected response under 16 MB.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BatchGet {
+    /// Table name.
+    pub table: String,
+    /// Keys to read.
+    pub keys: Vec<Item>,
+    /// Strongly consistent.
+    pub consistent: bool,
+    /// The exact size of the items these keys should return.
+    pub expected_bytes: usize,
+}

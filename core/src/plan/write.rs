@@ -1,0 +1,253 @@
+//! Write plans: the commit protocol of `docs/FORMAT.md`, "Writing".
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use super::ops::*;
+use super::{PlanError, Target};
+use crate::capacity::write_units;
+use crate::key::KeySchema;
+use crate::layout::chunk_key;
+use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
+use crate::size::item_size;
+use crate::split::SplitItem;
+use crate::value::{AttributeValue, Item};
+use crate::version::VersionId;
+
+/// What the write expects to replace; the commit is conditional on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// No item with this key exists.
+    Absent,
+    /// The stored item is a virtual item of this version, with this many
+    /// chunks (deleted once the new version is committed).
+    Version {
+        /// The stored version.
+        version: VersionId,
+        /// Its chunk count.
+        chunk_count: u32,
+    },
+    /// The stored item is a plain, unsplit item.
+    Plain,
+    /// No condition: whatever is stored is overwritten, and the chunks of a
+    /// replaced version are left for `gc`.
+    Any,
+}
+
+impl Expect {
+    /// What to expect given the parent currently stored (`None`: no item).
+    pub fn from_stored(stored: Option<&Item>) -> Result<Self, PlanError> {
+        let Some(parent) = stored else {
+            return Ok(Self::Absent);
+        };
+        let Some(value) = parent.get(MANIFEST_ATTRIBUTE) else {
+            return Ok(Self::Plain);
+        };
+        let manifest = Manifest::from_value(value)?;
+        Ok(Self::Version {
+            version: manifest.version,
+            chunk_count: manifest.chunk_count,
+        })
+    }
+
+    /// The condition expressing this expectation.
+    pub fn condition(&self, key: &KeySchema) -> Option<Condition> {
+        let mut condition = Condition::default();
+        let mut name = |placeholder: &str, attribute: &str| {
+            condition
+                .names
+                .insert(placeholder.to_string(), attribute.to_string());
+        };
+        let expression = match self {
+            Self::Any => return None,
+            Self::Absent => {
+                name("#k", &key.partition.name);
+                "attribute_not_exists(#k)"
+            }
+            Self::Plain => {
+                name("#k", &key.partition.name);
+                name("#m", MANIFEST_ATTRIBUTE);
+                "attribute_exists(#k) AND attribute_not_exists(#m)"
+            }
+            Self::Version { version, .. } => {
+                name("#m", MANIFEST_ATTRIBUTE);
+                name("#v", "v");
+                condition
+                    .values
+                    .insert(":v".to_string(), AttributeValue::S(version.to_text()));
+                "#m.#v = :v"
+            }
+        };
+        condition.expression = expression.to_string();
+        Some(condition)
+    }
+}
+
+/// How to write chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum WriteMode {
+    /// Atomic when the write fits one transaction, batch otherwise.
+    #[default]
+    Auto,
+    /// One TransactWriteItems, or an error if it does not fit.
+    Atomic,
+    /// BatchWriteItem for chunks, then the conditional parent.
+    Batch,
+}
+
+/// The requests of a write, in the order they must be sent.
+#[derive(Clone, Debug, PartialEq)]
+pub enum WriteSteps {
+    /// One conditional PutItem: the item fits (or its payload is inline).
+    Single(Put),
+    /// One TransactWriteItems: chunks and the conditional parent together.
+    Atomic(Transaction),
+    /// Chunk batches (any order, in parallel), then the commit: one
+    /// conditional PutItem of the parent. If the commit's condition fails,
+    /// the write lost a race: send `abort` to delete its own chunks.
+    Batch {
+        /// Chunk puts.
+        chunks: Vec<BatchWrite>,
+        /// The commit point.
+        commit: Put,
+        /// Deletes of this write's chunks, for a lost race or a failure
+        /// before the commit.
+        abort: Vec<BatchWrite>,
+    },
+}
+
+/// A whole write: its steps, then the cleanup of the replaced version.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WritePlan {
+    /// What to send.
+    pub steps: WriteSteps,
+    /// After a successful commit: deletes of the replaced version's chunks.
+    pub cleanup: Vec<BatchWrite>,
+}
+
+impl WritePlan {
+    /// Write capacity units the steps consume (transactions at double rate).
+    /// Cleanup deletes are billed by the deleted chunks' sizes, which the
+    /// plan does not know; each costs at most 400.
+    pub fn write_units(&self) -> u64 {
+        match &self.steps {
+            WriteSteps::Single(put) => write_units(item_size(&put.item), false),
+            WriteSteps::Atomic(t) => t
+                .actions
+                .iter()
+                .map(|a| match a {
+                    TransactAction::Put(p) => write_units(item_size(&p.item), true),
+                    TransactAction::Delete(d) => write_units(item_size(&d.key), true),
+                })
+                .sum(),
+            WriteSteps::Batch { chunks, commit, .. } => {
+                chunks.iter().map(BatchWrite::write_units).sum::<u64>()
+                    + write_units(item_size(&commit.item), false)
+            }
+        }
+    }
+}
+
+/// Plans the write of a split item over whatever `expect` describes.
+pub fn plan_write(
+    split: &SplitItem,
+    target: &Target<'_>,
+    expect: &Expect,
+    mode: WriteMode,
+) -> Result<WritePlan, PlanError> {
+    let commit = Put {
+        table: target.table.to_string(),
+        item: split.parent.clone(),
+        condition: expect.condition(target.key),
+    };
+    let cleanup = match expect {
+        Expect::Version {
+            version,
+            chunk_count,
+        } => chunk_deletes(target, &split.parent, *version, *chunk_count)?,
+        _ => Vec::new(),
+    };
+    if split.chunks.is_empty() {
+        return Ok(WritePlan {
+            steps: WriteSteps::Single(commit),
+            cleanup,
+        });
+    }
+    let actions = split.chunks.len() + 1;
+    let bytes = split.chunks.iter().map(item_size).sum::<usize>() + item_size(&split.parent);
+    let fits = actions <= MAX_TRANSACT_ACTIONS && bytes <= MAX_TRANSACT_BYTES;
+    let steps = match (mode, fits) {
+        (WriteMode::Atomic, false) => return Err(PlanError::AtomicTooLarge { actions, bytes }),
+        (WriteMode::Atomic | WriteMode::Auto, true) => {
+            let mut actions: Vec<_> = split
+                .chunks
+                .iter()
+                .map(|chunk| {
+                    TransactAction::Put(Put {
+                        table: target.chunk_table.to_string(),
+                        item: chunk.clone(),
+                        condition: None,
+                    })
+                })
+                .collect();
+            actions.push(TransactAction::Put(commit));
+            WriteSteps::Atomic(Transaction { actions, bytes })
+        }
+        (WriteMode::Batch | WriteMode::Auto, _) => {
+            let version = split.manifest.as_ref().map(|m| m.version);
+            let puts = split
+                .chunks
+                .iter()
+                .map(|c| (target.chunk_table.to_string(), WriteRequest::Put(c.clone())));
+            let abort = match version {
+                Some(v) => chunk_deletes(target, &split.parent, v, split.chunks.len() as u32)?,
+                None => Vec::new(),
+            };
+            WriteSteps::Batch {
+                chunks: pack_batch_writes(puts),
+                commit,
+                abort,
+            }
+        }
+    };
+    Ok(WritePlan { steps, cleanup })
+}
+
+/// Batches deleting chunks `0..count` of `version` of the item keyed by `parent`.
+pub(super) fn chunk_deletes(
+    target: &Target<'_>,
+    parent: &Item,
+    version: VersionId,
+    count: u32,
+) -> Result<Vec<BatchWrite>, PlanError> {
+    let keys = (0..count)
+        .map(|seq| chunk_key(target.key, target.layout, parent, version, seq))
+        .map(|key| Ok((target.chunk_table.to_string(), WriteRequest::Delete(key?))))
+        .collect::<Result<Vec<_>, PlanError>>()?;
+    Ok(pack_batch_writes(keys))
+}
+
+/// The chunk puts of several batch-mode plans, interleaved round-robin across
+/// items and packed into batches, so concurrent uploads spread their writes
+/// over many partition keys (the AWS tables guide: distribute upload work).
+/// Send these instead of each plan's own chunk batches, then each commit.
+pub fn interleave_chunk_writes(plans: &[WritePlan]) -> Vec<BatchWrite> {
+    let mut queues: Vec<_> = plans
+        .iter()
+        .filter_map(|p| match &p.steps {
+            WriteSteps::Batch { chunks, .. } => Some(chunks.iter().flat_map(|b| b.requests.iter())),
+            _ => None,
+        })
+        .collect();
+    let mut order: Vec<(String, WriteRequest)> = Vec::new();
+    loop {
+        let before = order.len();
+        for queue in &mut queues {
+            order.extend(queue.next().cloned());
+        }
+        if order.len() == before {
+            break;
+        }
+    }
+    pack_batch_writes(order)
+}

@@ -1,0 +1,430 @@
+//! Rebuilding an item from its parent and chunks, trusting none of them.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::codec::{self, Codec, CodecError, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES, FrameHeader};
+use crate::digest::{Digester, chunk_digest};
+use crate::encoding::{DecodeError, MultiSlice, decode_attributes, decode_attributes_from};
+use crate::key::KeySchema;
+use crate::layout::{ChunkKeyError, Layout, chunk_key, parse_chunk_key};
+use crate::manifest::{
+    CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, ManifestError,
+};
+use crate::split::DEFAULT_MAX_RAW_BYTES;
+use crate::value::{AttributeValue, Item};
+use crate::version::VersionId;
+
+/// How to reassemble.
+#[derive(Clone, Debug)]
+pub struct ReassembleOptions<'a> {
+    /// The parent table's key schema.
+    pub key: &'a KeySchema,
+    /// Where the chunks were stored.
+    pub layout: &'a Layout,
+    /// Largest raw payload accepted; larger manifests or frames are refused
+    /// before anything is allocated.
+    pub max_raw_bytes: usize,
+}
+
+impl<'a> ReassembleOptions<'a> {
+    /// Options with the default payload limit (64 MiB).
+    pub fn new(key: &'a KeySchema, layout: &'a Layout) -> Self {
+        Self {
+            key,
+            layout,
+            max_raw_bytes: DEFAULT_MAX_RAW_BYTES,
+        }
+    }
+}
+
+/// Why an item could not be reassembled. No variant ever comes with data:
+/// a reader gets the whole item or an error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReassembleError {
+    /// The parent's manifest is unreadable.
+    Manifest(ManifestError),
+    /// The manifest was written for another layout.
+    LayoutMismatch {
+        /// The manifest's layout.
+        stored: String,
+    },
+    /// Chunks were given for an item that has none.
+    UnexpectedChunks {
+        /// How many.
+        count: usize,
+    },
+    /// A chunk's key is not a chunk key of this layout.
+    ChunkMalformed {
+        /// Index in the input.
+        index: usize,
+        /// What is wrong.
+        reason: &'static str,
+    },
+    /// A chunk belongs to another parent.
+    ChunkForeignParent {
+        /// Index in the input.
+        index: usize,
+    },
+    /// A chunk belongs to another version of this item.
+    ChunkForeignVersion {
+        /// Its version.
+        version: VersionId,
+        /// The parent's version.
+        expected: VersionId,
+    },
+    /// A chunk's position is beyond the manifest's count.
+    ChunkOutOfRange {
+        /// Its position.
+        seq: u32,
+        /// The manifest's count.
+        count: u32,
+    },
+    /// The same chunk twice.
+    ChunkDuplicate {
+        /// Its position.
+        seq: u32,
+    },
+    /// A chunk is absent.
+    ChunkMissing {
+        /// The first absent position.
+        seq: u32,
+        /// The manifest's count.
+        count: u32,
+    },
+    /// A chunk is shorter than the manifest says.
+    ChunkTruncated {
+        /// Its position.
+        seq: u32,
+        /// Bytes expected.
+        expected: u64,
+        /// Bytes found.
+        got: u64,
+    },
+    /// A chunk is longer than the manifest says.
+    ChunkOversized {
+        /// Its position.
+        seq: u32,
+        /// Bytes expected.
+        expected: u64,
+        /// Bytes found.
+        got: u64,
+    },
+    /// A chunk's bytes do not match its digest.
+    ChunkDigestMismatch {
+        /// Its position.
+        seq: u32,
+    },
+    /// The frame's header disagrees with the manifest.
+    FrameMismatch,
+    /// The payload could not be decompressed or failed its digest.
+    Codec(CodecError),
+    /// The payload could not be decoded.
+    Decode(DecodeError),
+    /// A decoded attribute is also on the parent.
+    AttributeConflict {
+        /// The name.
+        name: String,
+    },
+}
+
+impl ReassembleError {
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Manifest(e) => e.code(),
+            Self::LayoutMismatch { .. } => "LAYOUT_MISMATCH",
+            Self::UnexpectedChunks { .. } => "CHUNKS_UNEXPECTED",
+            Self::ChunkMalformed { .. } => "CHUNK_MALFORMED",
+            Self::ChunkForeignParent { .. } => "CHUNK_FOREIGN_PARENT",
+            Self::ChunkForeignVersion { .. } => "CHUNK_FOREIGN_VERSION",
+            Self::ChunkOutOfRange { .. } => "CHUNK_OUT_OF_RANGE",
+            Self::ChunkDuplicate { .. } => "CHUNK_DUPLICATE",
+            Self::ChunkMissing { .. } => "CHUNK_MISSING",
+            Self::ChunkTruncated { .. } => "CHUNK_TRUNCATED",
+            Self::ChunkOversized { .. } => "CHUNK_OVERSIZED",
+            Self::ChunkDigestMismatch { .. } => "CHUNK_DIGEST_MISMATCH",
+            Self::FrameMismatch => "FRAME_MISMATCH",
+            Self::Codec(e) => e.code(),
+            Self::Decode(e) => e.code(),
+            Self::AttributeConflict { .. } => "ATTRIBUTE_CONFLICT",
+        }
+    }
+}
+
+impl fmt::Display for ReassembleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Manifest(e) => e.fmt(f),
+            Self::LayoutMismatch { stored } => {
+                write!(f, "item was stored with the {stored} layout")
+            }
+            Self::UnexpectedChunks { count } => {
+                write!(f, "{count} chunks given for an item with none")
+            }
+            Self::ChunkMalformed { index, reason } => {
+                write!(f, "chunk {index} is malformed: {reason}")
+            }
+            Self::ChunkForeignParent { index } => {
+                write!(f, "chunk {index} belongs to another item")
+            }
+            Self::ChunkForeignVersion { version, expected } => {
+                write!(
+                    f,
+                    "chunk of version {version}, parent is version {expected}"
+                )
+            }
+            Self::ChunkOutOfRange { seq, count } => {
+                write!(f, "chunk {seq} is beyond the count {count}")
+            }
+            Self::ChunkDuplicate { seq } => write!(f, "chunk {seq} given twice"),
+            Self::ChunkMissing { seq, count } => write!(f, "chunk {seq} of {count} is missing"),
+            Self::ChunkTruncated { seq, expected, got } => {
+                write!(f, "chunk {seq} is {got} bytes, expected {expected}")
+            }
+            Self::ChunkOversized { seq, expected, got } => {
+                write!(f, "chunk {seq} is {got} bytes, expected {expected}")
+            }
+            Self::ChunkDigestMismatch { seq } => write!(f, "chunk {seq} fails its digest"),
+            Self::FrameMismatch => f.write_str("payload frame disagrees with the manifest"),
+            Self::Codec(e) => e.fmt(f),
+            Self::Decode(e) => e.fmt(f),
+            Self::AttributeConflict { name } => {
+                write!(
+                    f,
+                    "attribute {name} is both on the parent and in the chunks"
+                )
+            }
+        }
+    }
+}
+
+impl From<CodecError> for ReassembleError {
+    fn from(e: CodecError) -> Self {
+        Self::Codec(e)
+    }
+}
+
+impl From<DecodeError> for ReassembleError {
+    fn from(e: DecodeError) -> Self {
+        Self::Decode(e)
+    }
+}
+
+/// Rebuilds the original item from its parent and its chunks, given in any
+/// order. Checks the manifest, every chunk's key, version, position, length
+/// and digest, the frame, the whole payload's digest, and decodes within the
+/// caller's size limit. Returns the item exactly as it was split.
+pub fn reassemble(
+    parent: &Item,
+    chunks: &[Item],
+    options: &ReassembleOptions<'_>,
+) -> Result<Item, ReassembleError> {
+    let Some(manifest_value) = parent.get(MANIFEST_ATTRIBUTE) else {
+        if !chunks.is_empty() {
+            return Err(ReassembleError::UnexpectedChunks {
+                count: chunks.len(),
+            });
+        }
+        return Ok(parent.clone());
+    };
+    let manifest = Manifest::from_value(manifest_value).map_err(ReassembleError::Manifest)?;
+    if manifest.raw_len > options.max_raw_bytes as u64 {
+        return Err(CodecError::TooLarge {
+            raw: manifest.raw_len,
+            limit: options.max_raw_bytes as u64,
+        }
+        .into());
+    }
+    let spilled = match &manifest.inline {
+        Some(frame) => {
+            if !chunks.is_empty() {
+                return Err(ReassembleError::UnexpectedChunks {
+                    count: chunks.len(),
+                });
+            }
+            check_header(frame, &manifest)?;
+            let raw = codec::decompress(frame, options.max_raw_bytes)?;
+            decode_attributes(&raw)?
+        }
+        None => {
+            if manifest.layout != options.layout.name() {
+                return Err(ReassembleError::LayoutMismatch {
+                    stored: manifest.layout.clone(),
+                });
+            }
+            let ordered = order_chunks(parent, chunks, &manifest, options)?;
+            decode_chunks(&ordered, &manifest, options.max_raw_bytes)?
+        }
+    };
+    let mut item = parent.clone();
+    item.remove(MANIFEST_ATTRIBUTE);
+    for (name, value) in spilled {
+        if item.contains_key(&name) {
+            return Err(ReassembleError::AttributeConflict { name });
+        }
+        item.insert(name, value);
+    }
+    Ok(item)
+}
+
+/// Checks each chunk and returns their bytes in sequence order.
+fn order_chunks<'c>(
+    parent: &Item,
+    chunks: &'c [Item],
+    manifest: &Manifest,
+    options: &ReassembleOptions<'_>,
+) -> Result<Vec<&'c [u8]>, ReassembleError> {
+    let count = manifest.chunk_count;
+    let mut ordered: Vec<Option<&[u8]>> = alloc::vec![None; count as usize];
+    let version_text = manifest.version.to_text();
+    for (index, chunk) in chunks.iter().enumerate() {
+        let malformed = |reason| ReassembleError::ChunkMalformed { index, reason };
+        let parsed = parse_chunk_key(options.key, options.layout, chunk).map_err(|e| match e {
+            ChunkKeyError::LayoutUnsupported => malformed("layout needs a string sort key"),
+            _ => malformed("key is not a chunk key"),
+        })?;
+        if parsed.version != manifest.version {
+            return Err(ReassembleError::ChunkForeignVersion {
+                version: parsed.version,
+                expected: manifest.version,
+            });
+        }
+        let seq = parsed.seq;
+        if seq >= count {
+            return Err(ReassembleError::ChunkOutOfRange { seq, count });
+        }
+        // The chunk's key must be exactly the one this parent's key makes.
+        let expected = chunk_key(options.key, options.layout, parent, manifest.version, seq)
+            .map_err(|_| malformed("parent key cannot make chunk keys"))?;
+        if expected
+            .iter()
+            .any(|(name, value)| chunk.get(name) != Some(value))
+        {
+            return Err(ReassembleError::ChunkForeignParent { index });
+        }
+        let Some(AttributeValue::B(data)) = chunk.get(CHUNK_DATA_ATTRIBUTE) else {
+            return Err(malformed("no binary _d attribute"));
+        };
+        let digest = match chunk.get(CHUNK_DIGEST_ATTRIBUTE) {
+            Some(AttributeValue::B(d)) if d.len() == 8 => {
+                u64::from_be_bytes(d.as_slice().try_into().expect("length checked"))
+            }
+            _ => return Err(malformed("no 8-byte binary _h attribute")),
+        };
+        let slot = &mut ordered[seq as usize];
+        if slot.is_some() {
+            return Err(ReassembleError::ChunkDuplicate { seq });
+        }
+        let expected_len = manifest.chunk_len(seq);
+        let got = data.len() as u64;
+        if got < expected_len {
+            return Err(ReassembleError::ChunkTruncated {
+                seq,
+                expected: expected_len,
+                got,
+            });
+        }
+        if got > expected_len {
+            return Err(ReassembleError::ChunkOversized {
+                seq,
+                expected: expected_len,
+                got,
+            });
+        }
+        if chunk_digest(data, &version_text, seq) != digest {
+            return Err(ReassembleError::ChunkDigestMismatch { seq });
+        }
+        *slot = Some(data);
+    }
+    ordered
+        .into_iter()
+        .enumerate()
+        .map(|(seq, data)| {
+            data.ok_or(ReassembleError::ChunkMissing {
+                seq: seq as u32,
+                count,
+            })
+        })
+        .collect()
+}
+
+/// Checks a frame's header (in its first bytes) against the manifest.
+fn check_header(frame_start: &[u8], manifest: &Manifest) -> Result<(), ReassembleError> {
+    let header = FrameHeader::parse_header(frame_start)?;
+    if header.codec != manifest.codec || header.raw_len != manifest.raw_len {
+        return Err(ReassembleError::FrameMismatch);
+    }
+    Ok(())
+}
+
+/// Decodes the frame held by `chunks` (in order, each already verified).
+fn decode_chunks(
+    chunks: &[&[u8]],
+    manifest: &Manifest,
+    max_raw_bytes: usize,
+) -> Result<Item, ReassembleError> {
+    let mut input = MultiSlice::new(chunks.iter().copied());
+    let mut header = Vec::with_capacity(FRAME_HEADER_BYTES);
+    input
+        .read_into(FRAME_HEADER_BYTES, &mut header)
+        .ok_or(ReassembleError::FrameMismatch)?;
+    check_header(&header, manifest)?;
+    if manifest.codec != Codec::None {
+        let mut frame = Vec::with_capacity(manifest.stored_len as usize);
+        chunks.iter().for_each(|c| frame.extend_from_slice(c));
+        let raw = codec::decompress(&frame, max_raw_bytes)?;
+        if codec::FrameHeader::trailer_digest(&frame) != manifest.digest {
+            return Err(ReassembleError::FrameMismatch);
+        }
+        return Ok(decode_attributes(&raw)?);
+    }
+    // Uncompressed: check the digest over the body as it lies in the
+    // chunks, then decode straight from them, copying each value once.
+    let body_len = manifest.stored_len as usize - FRAME_HEADER_BYTES - FRAME_TRAILER_BYTES;
+    if body_len as u64 != manifest.raw_len {
+        return Err(ReassembleError::FrameMismatch);
+    }
+    let body = body_slices(chunks, FRAME_HEADER_BYTES, body_len);
+    let mut digester = Digester::new();
+    body.iter().for_each(|s| digester.update(s));
+    let got = digester.finish();
+    let mut trailer = Vec::with_capacity(FRAME_TRAILER_BYTES);
+    input.skip(body_len).ok_or(ReassembleError::FrameMismatch)?;
+    input
+        .read_into(FRAME_TRAILER_BYTES, &mut trailer)
+        .ok_or(ReassembleError::FrameMismatch)?;
+    let recorded = u64::from_le_bytes(trailer.as_slice().try_into().expect("eight bytes read"));
+    if recorded != manifest.digest {
+        return Err(ReassembleError::FrameMismatch);
+    }
+    if got != manifest.digest {
+        return Err(CodecError::DigestMismatch {
+            expected: manifest.digest,
+            got,
+        }
+        .into());
+    }
+    Ok(decode_attributes_from(MultiSlice::new(body))?)
+}
+
+/// The slices of `parts` covering `len` bytes from offset `start`.
+fn body_slices<'a>(parts: &[&'a [u8]], mut start: usize, mut len: usize) -> Vec<&'a [u8]> {
+    let mut out = Vec::new();
+    for part in parts {
+        if start >= part.len() {
+            start -= part.len();
+            continue;
+        }
+        let take = (part.len() - start).min(len);
+        out.push(&part[start..start + take]);
+        start = 0;
+        len -= take;
+        if len == 0 {
+            break;
+        }
+    }
+    out
+}

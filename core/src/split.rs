@@ -1,0 +1,502 @@
+//! Splitting an item that is too large into a parent and chunks.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::codec::{
+    self, Codec, CodecError, Compression, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES, FrameHeader,
+};
+use crate::digest::{Digester, chunk_digest};
+use crate::encoding::{EncodedStream, encode_attributes};
+use crate::key::KeySchema;
+use crate::layout::{ChunkKeyError, Layout, MAX_CHUNKS, chunk_key};
+use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest};
+use crate::size::{MAX_ITEM_BYTES, attribute_size, item_size};
+use crate::validate::{ValidateOptions, Violation, validate_item};
+use crate::value::{AttributeValue, Item};
+use crate::version::VersionId;
+
+/// Default size the parent is trimmed to by spilling attributes.
+pub const DEFAULT_PARENT_BUDGET: usize = 4096;
+/// Default largest raw payload a virtual item may hold (64 MiB).
+pub const DEFAULT_MAX_RAW_BYTES: usize = 64 << 20;
+/// Smallest chunk payload accepted: below it, chunk keys would outweigh data.
+pub const MIN_CHUNK_DATA_BYTES: usize = 1024;
+
+/// How to compress the spilled attributes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CodecChoice {
+    /// Choose by [`codec::choose_compression`]'s policy.
+    #[default]
+    Auto,
+    /// Always this codec and level.
+    Fixed(Compression),
+}
+
+/// How to split an item.
+#[derive(Clone, Debug)]
+pub struct SplitOptions {
+    /// The parent table's key schema.
+    pub key: KeySchema,
+    /// Where chunks live.
+    pub layout: Layout,
+    /// The codec.
+    pub compression: CodecChoice,
+    /// The version id of this write attempt: fresh and unique for each.
+    pub version: VersionId,
+    /// Largest chunk item, exact by [`item_size`] (default and maximum 409,600).
+    pub chunk_item_bytes: usize,
+    /// Items this size or smaller are not split (default and maximum 409,600).
+    pub item_limit: usize,
+    /// Attributes are spilled, largest first, until the parent is this small.
+    pub parent_budget: usize,
+    /// Largest encoded payload accepted.
+    pub max_raw_bytes: usize,
+    /// Keep a compressed payload on the parent when it fits there.
+    pub inline: bool,
+}
+
+impl SplitOptions {
+    /// Defaults: chunk-table layout, `auto` codec, full-size chunks.
+    pub fn new(key: KeySchema, version: VersionId) -> Self {
+        Self {
+            key,
+            layout: Layout::default(),
+            compression: CodecChoice::Auto,
+            version,
+            chunk_item_bytes: MAX_ITEM_BYTES,
+            item_limit: MAX_ITEM_BYTES,
+            parent_budget: DEFAULT_PARENT_BUDGET,
+            max_raw_bytes: DEFAULT_MAX_RAW_BYTES,
+            inline: true,
+        }
+    }
+}
+
+/// An item ready to write: the parent and its chunks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SplitItem {
+    /// The parent: key, small attributes and, if split, the manifest.
+    pub parent: Item,
+    /// Chunk items in sequence order (empty when the item was not split or
+    /// its payload is inline).
+    pub chunks: Vec<Item>,
+    /// The manifest, when the item was split.
+    pub manifest: Option<Manifest>,
+}
+
+/// Why an item could not be split.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SplitError {
+    /// The item breaks DynamoDB's rules (every violation listed).
+    Invalid {
+        /// What is wrong, with paths.
+        violations: Vec<Violation>,
+    },
+    /// The item uses the attribute name reserved for the manifest.
+    ReservedAttribute {
+        /// The name.
+        name: &'static str,
+    },
+    /// The encoded payload exceeds the configured maximum.
+    TooLarge {
+        /// Payload bytes.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The parent (keys, kept attributes, manifest) cannot fit the item limit.
+    ParentTooLarge {
+        /// Parent bytes.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Options that cannot work.
+    BadOptions {
+        /// Which and why.
+        reason: &'static str,
+    },
+    /// A chunk key could not be made.
+    ChunkKey(ChunkKeyError),
+    /// Compression failed.
+    Codec(CodecError),
+}
+
+impl SplitError {
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Invalid { violations } => violations.first().map_or("ITEM_INVALID", |v| v.code()),
+            Self::ReservedAttribute { .. } => "ATTRIBUTE_RESERVED",
+            Self::TooLarge { .. } => "VIRTUAL_ITEM_TOO_LARGE",
+            Self::ParentTooLarge { .. } => "PARENT_TOO_LARGE",
+            Self::BadOptions { .. } => "OPTIONS_INVALID",
+            Self::ChunkKey(e) => e.code(),
+            Self::Codec(e) => e.code(),
+        }
+    }
+}
+
+impl fmt::Display for SplitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Invalid { violations } => {
+                f.write_str("item is invalid")?;
+                for (i, v) in violations.iter().enumerate() {
+                    f.write_str(if i == 0 { ": " } else { "; " })?;
+                    v.fmt(f)?;
+                }
+                Ok(())
+            }
+            Self::ReservedAttribute { name } => {
+                write!(
+                    f,
+                    "attribute name {name} is reserved for dynaslice's manifest"
+                )
+            }
+            Self::TooLarge { size, limit } => {
+                write!(f, "payload is {size} bytes, limit {limit}")
+            }
+            Self::ParentTooLarge { size, limit } => {
+                write!(f, "parent item is {size} bytes, limit {limit}")
+            }
+            Self::BadOptions { reason } => write!(f, "invalid split options: {reason}"),
+            Self::ChunkKey(e) => e.fmt(f),
+            Self::Codec(e) => e.fmt(f),
+        }
+    }
+}
+
+impl From<ChunkKeyError> for SplitError {
+    fn from(e: ChunkKeyError) -> Self {
+        Self::ChunkKey(e)
+    }
+}
+
+impl From<CodecError> for SplitError {
+    fn from(e: CodecError) -> Self {
+        Self::Codec(e)
+    }
+}
+
+/// Splits `item` into a parent and chunks, or returns it whole when it fits.
+///
+/// Keys and small attributes stay on the parent; the largest attributes are
+/// spilled, biggest first, until the parent fits its budget. Spilled
+/// attributes are encoded, compressed, framed, and cut into chunks whose items
+/// are exactly `chunk_item_bytes` (the last may be smaller).
+///
+/// ```
+/// use dynaslice_core::*;
+/// let schema = KeySchema::partition("pk", KeyType::S);
+/// let mut item = Item::new();
+/// item.insert("pk".into(), AttributeValue::S("doc".into()));
+/// item.insert("body".into(), AttributeValue::B((0..1_000_000u32).map(|i| (i * 7919 % 251) as u8).collect()));
+/// let mut options = SplitOptions::new(schema.clone(), VersionId::new(1_700_000_000_000, 42));
+/// options.compression = CodecChoice::Fixed(Compression::NONE);
+/// let split = split_item(&item, &options).unwrap();
+/// assert_eq!(split.chunks.len(), 3);
+/// assert!(split.chunks.iter().all(|c| item_size(c) <= MAX_ITEM_BYTES));
+/// let back = reassemble(&split.parent, &split.chunks, &ReassembleOptions::new(&schema, &options.layout)).unwrap();
+/// assert_eq!(back, item);
+/// ```
+pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, SplitError> {
+    check_options(options)?;
+    if item.contains_key(MANIFEST_ATTRIBUTE) {
+        return Err(SplitError::ReservedAttribute {
+            name: MANIFEST_ATTRIBUTE,
+        });
+    }
+    let validation = ValidateOptions {
+        key: Some(&options.key),
+        max_item_bytes: usize::MAX,
+    };
+    let violations = validate_item(item, &validation);
+    if !violations.is_empty() {
+        return Err(SplitError::Invalid { violations });
+    }
+    if item_size(item) <= options.item_limit {
+        return Ok(SplitItem {
+            parent: item.clone(),
+            chunks: Vec::new(),
+            manifest: None,
+        });
+    }
+
+    let (kept, spilled) = choose_spill(item, options);
+    let stream = encode_attributes(spilled.iter().map(|(n, v)| (n.as_str(), *v)));
+    if stream.len() > options.max_raw_bytes {
+        return Err(SplitError::TooLarge {
+            size: stream.len(),
+            limit: options.max_raw_bytes,
+        });
+    }
+    let spilled_names = spilled.iter().map(|(n, _)| (*n).clone()).collect();
+    let mut manifest = Manifest {
+        version: options.version,
+        layout: options.layout.name().into(),
+        codec: Codec::None,
+        chunk_count: 0,
+        chunk_bytes: 0,
+        stored_len: 0,
+        raw_len: stream.len() as u64,
+        digest: 0,
+        spilled: spilled_names,
+        inline: None,
+    };
+    let payload = Payload::new(&stream, options.compression)?;
+    manifest.codec = payload.codec;
+    manifest.digest = payload.digest;
+    manifest.stored_len = payload.len() as u64;
+
+    let parent_of = |manifest: &Manifest| {
+        let mut parent = kept.clone();
+        parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
+        parent
+    };
+    if options.inline && payload.len() < options.item_limit {
+        let mut inline = manifest.clone();
+        inline.inline = Some(payload.to_vec());
+        let parent = parent_of(&inline);
+        if item_size(&parent) <= options.item_limit {
+            return Ok(SplitItem {
+                parent,
+                chunks: Vec::new(),
+                manifest: Some(inline),
+            });
+        }
+    }
+
+    let key = options.key.key_of(item);
+    let data_bytes = chunk_data_bytes(&key, options)?;
+    let chunk_count = payload.len().div_ceil(data_bytes);
+    if chunk_count > MAX_CHUNKS as usize {
+        return Err(SplitError::TooLarge {
+            size: payload.len(),
+            limit: MAX_CHUNKS as usize * data_bytes,
+        });
+    }
+    manifest.chunk_count = chunk_count as u32;
+    manifest.chunk_bytes = data_bytes as u32;
+    let parent = parent_of(&manifest);
+    let parent_size = item_size(&parent);
+    if parent_size > options.item_limit {
+        return Err(SplitError::ParentTooLarge {
+            size: parent_size,
+            limit: options.item_limit,
+        });
+    }
+    let chunks = payload
+        .cut(data_bytes)
+        .into_iter()
+        .enumerate()
+        .map(|(seq, data)| chunk_item(&key, options, seq as u32, data))
+        .collect::<Result<_, _>>()?;
+    Ok(SplitItem {
+        parent,
+        chunks,
+        manifest: Some(manifest),
+    })
+}
+
+fn check_options(options: &SplitOptions) -> Result<(), SplitError> {
+    let bad = |reason| Err(SplitError::BadOptions { reason });
+    if options.chunk_item_bytes > MAX_ITEM_BYTES || options.item_limit > MAX_ITEM_BYTES {
+        return bad("chunk_item_bytes and item_limit may not exceed 409600");
+    }
+    if options.chunk_item_bytes < 2 * MIN_CHUNK_DATA_BYTES {
+        return bad("chunk_item_bytes must be at least 2048");
+    }
+    if let CodecChoice::Fixed(c) = options.compression {
+        c.codec.check_level(c.level)?;
+    }
+    Ok(())
+}
+
+/// Sorts attributes into kept and spilled: keys always stay; the largest
+/// other attributes (by exact size, ties by name) are spilled until the
+/// parent, with a manifest naming them, fits the budget.
+fn choose_spill<'a>(
+    item: &'a Item,
+    options: &SplitOptions,
+) -> (Item, Vec<(&'a String, &'a AttributeValue)>) {
+    let mut candidates: Vec<_> = item
+        .iter()
+        .filter(|(name, _)| !options.key.is_key(name))
+        .map(|(name, value)| (attribute_size(name, value), name, value))
+        .collect();
+    candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let budget = options.parent_budget.min(options.item_limit);
+    let mut kept_size = item_size(item);
+    let mut manifest_size = worst_case_manifest_size(&[]);
+    let mut spilled = Vec::new();
+    let mut names: Vec<String> = Vec::new();
+    for (size, name, value) in candidates {
+        if kept_size + manifest_size <= budget && !spilled.is_empty() {
+            break;
+        }
+        kept_size -= size;
+        spilled.push((name, value));
+        names.push(name.clone());
+        manifest_size = worst_case_manifest_size(&names);
+    }
+    let kept = item
+        .iter()
+        .filter(|(name, _)| !spilled.iter().any(|(s, _)| s == name))
+        .map(|(n, v)| (n.clone(), v.clone()))
+        .collect();
+    spilled.sort_by(|a, b| a.0.cmp(b.0));
+    (kept, spilled)
+}
+
+/// The largest the manifest attribute can be with these spilled names.
+fn worst_case_manifest_size(spilled: &[String]) -> usize {
+    let manifest = Manifest {
+        version: VersionId::new(0, 0),
+        layout: "collection".into(),
+        codec: Codec::Deflate,
+        chunk_count: MAX_CHUNKS,
+        chunk_bytes: MAX_ITEM_BYTES as u32,
+        stored_len: u64::MAX,
+        raw_len: u64::MAX,
+        digest: 0,
+        spilled: spilled.to_vec(),
+        inline: None,
+    };
+    attribute_size(MANIFEST_ATTRIBUTE, &manifest.to_value())
+}
+
+/// Frame bytes that fit in one chunk item: the item limit less the chunk's
+/// key and attribute names and the digest, computed from a real chunk key.
+fn chunk_data_bytes(key: &Item, options: &SplitOptions) -> Result<usize, SplitError> {
+    let empty = chunk_item(key, options, 0, Vec::new())?;
+    let overhead = item_size(&empty);
+    let data = options.chunk_item_bytes.saturating_sub(overhead);
+    if data < MIN_CHUNK_DATA_BYTES {
+        return Err(SplitError::BadOptions {
+            reason: "chunk_item_bytes leaves too little room for data after the chunk key",
+        });
+    }
+    Ok(data)
+}
+
+fn chunk_item(
+    key: &Item,
+    options: &SplitOptions,
+    seq: u32,
+    data: Vec<u8>,
+) -> Result<Item, SplitError> {
+    let mut chunk = chunk_key(&options.key, &options.layout, key, options.version, seq)?;
+    let version = options.version.to_text();
+    let digest = chunk_digest(&data, &version, seq);
+    chunk.insert(
+        CHUNK_DIGEST_ATTRIBUTE.into(),
+        AttributeValue::B(digest.to_be_bytes().to_vec()),
+    );
+    chunk.insert(CHUNK_DATA_ATTRIBUTE.into(), AttributeValue::B(data));
+    Ok(chunk)
+}
+
+/// The stored frame, either borrowed pieces of the encoded stream (no
+/// compression: the payload is copied once, straight into chunks) or a
+/// compressed frame.
+struct Payload<'a> {
+    codec: Codec,
+    digest: u64,
+    header: [u8; FRAME_HEADER_BYTES],
+    body: Body<'a>,
+    trailer: [u8; FRAME_TRAILER_BYTES],
+}
+
+enum Body<'a> {
+    Stream(&'a EncodedStream<'a>),
+    /// A whole compressed frame (header and trailer included).
+    Frame(Vec<u8>),
+}
+
+impl<'a> Payload<'a> {
+    fn new(stream: &'a EncodedStream<'a>, choice: CodecChoice) -> Result<Self, CodecError> {
+        let joined;
+        let compression = match choice {
+            CodecChoice::Fixed(c) => c,
+            CodecChoice::Auto => {
+                joined = stream.to_vec();
+                codec::choose_compression(&joined)
+            }
+        };
+        if compression.codec == Codec::None {
+            let mut digester = Digester::new();
+            stream.slices().for_each(|s| digester.update(s));
+            let digest = digester.finish();
+            let header = FrameHeader {
+                codec: Codec::None,
+                raw_len: stream.len() as u64,
+            };
+            return Ok(Self {
+                codec: Codec::None,
+                digest,
+                header: header.to_bytes(),
+                body: Body::Stream(stream),
+                trailer: digest.to_le_bytes(),
+            });
+        }
+        let raw = stream.to_vec();
+        let frame = codec::compress(&raw, compression)?;
+        Ok(Self {
+            codec: compression.codec,
+            digest: crate::digest::digest(&raw),
+            header: [0; FRAME_HEADER_BYTES],
+            body: Body::Frame(frame),
+            trailer: [0; FRAME_TRAILER_BYTES],
+        })
+    }
+
+    fn len(&self) -> usize {
+        match &self.body {
+            Body::Stream(s) => FRAME_HEADER_BYTES + s.len() + FRAME_TRAILER_BYTES,
+            Body::Frame(f) => f.len(),
+        }
+    }
+
+    fn slices(&self) -> Vec<&[u8]> {
+        match &self.body {
+            Body::Stream(s) => core::iter::once(&self.header[..])
+                .chain(s.slices())
+                .chain(core::iter::once(&self.trailer[..]))
+                .collect(),
+            Body::Frame(f) => alloc::vec![f.as_slice()],
+        }
+    }
+
+    fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        self.slices()
+            .into_iter()
+            .for_each(|s| out.extend_from_slice(s));
+        out
+    }
+
+    /// The frame cut into pieces of `size` bytes (the last may be shorter),
+    /// each copied once from its source.
+    fn cut(&self, size: usize) -> Vec<Vec<u8>> {
+        let mut chunks = Vec::with_capacity(self.len().div_ceil(size));
+        let mut current = Vec::with_capacity(size.min(self.len()));
+        for mut slice in self.slices() {
+            while !slice.is_empty() {
+                let take = slice.len().min(size - current.len());
+                current.extend_from_slice(&slice[..take]);
+                slice = &slice[take..];
+                if current.len() == size {
+                    chunks.push(core::mem::replace(&mut current, Vec::with_capacity(size)));
+                }
+            }
+        }
+        if !current.is_empty() {
+            chunks.push(current);
+        }
+        chunks
+    }
+}

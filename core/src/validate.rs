@@ -1,0 +1,345 @@
+//! Validation: every DynamoDB rule an item can break, each reported with the
+//! path of the offending value, before anything is sent.
+
+use alloc::collections::BTreeSet;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::key::{KeySchema, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+use crate::number::{Decimal, NumberError};
+use crate::size::{MAX_ITEM_BYTES, item_size};
+use crate::value::{AttributeValue, Item};
+
+/// Deepest nesting DynamoDB accepts: a top-level attribute's value is at
+/// depth 1, a value inside a list or map at depth `d` is at depth `d + 1`,
+/// and no value may be deeper than 32 (so 31 containers may wrap a scalar).
+pub const MAX_NESTING_DEPTH: usize = 32;
+/// Longest attribute name DynamoDB accepts, in bytes.
+pub const MAX_NAME_BYTES: usize = 65_535;
+
+/// What to check an item against.
+#[derive(Clone, Debug)]
+pub struct ValidateOptions<'a> {
+    /// The table's key schema; when given, key presence, type and size are checked.
+    pub key: Option<&'a KeySchema>,
+    /// The largest item accepted (default and maximum: 409,600 bytes).
+    pub max_item_bytes: usize,
+}
+
+impl Default for ValidateOptions<'_> {
+    fn default() -> Self {
+        Self {
+            key: None,
+            max_item_bytes: MAX_ITEM_BYTES,
+        }
+    }
+}
+
+/// One broken rule.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ViolationKind {
+    /// The item is larger than the limit.
+    ItemTooLarge {
+        /// Exact size of the item.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A number is not valid DynamoDB number text.
+    Number(NumberError),
+    /// A set has no members.
+    SetEmpty,
+    /// A set holds the same member twice.
+    SetDuplicate {
+        /// Index of the repeated member.
+        index: usize,
+    },
+    /// Lists and maps nest deeper than DynamoDB allows.
+    NestingTooDeep {
+        /// Depth reached.
+        depth: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// An attribute name is empty.
+    NameEmpty,
+    /// An attribute name is longer than DynamoDB allows.
+    NameTooLong {
+        /// Length in bytes.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A key attribute is absent.
+    KeyMissing,
+    /// A key attribute has the wrong type.
+    KeyWrongType {
+        /// The schema's type.
+        expected: &'static str,
+        /// The item's type.
+        got: &'static str,
+    },
+    /// A key value is empty.
+    KeyEmpty,
+    /// A key value is longer than DynamoDB allows.
+    KeyTooLarge {
+        /// Length in bytes.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+}
+
+impl ViolationKind {
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::ItemTooLarge { .. } => "ITEM_TOO_LARGE",
+            Self::Number(e) => e.code(),
+            Self::SetEmpty => "SET_EMPTY",
+            Self::SetDuplicate { .. } => "SET_DUPLICATE",
+            Self::NestingTooDeep { .. } => "NESTING_TOO_DEEP",
+            Self::NameEmpty => "NAME_EMPTY",
+            Self::NameTooLong { .. } => "NAME_TOO_LONG",
+            Self::KeyMissing => "KEY_MISSING",
+            Self::KeyWrongType { .. } => "KEY_WRONG_TYPE",
+            Self::KeyEmpty => "KEY_EMPTY",
+            Self::KeyTooLarge { .. } => "KEY_TOO_LARGE",
+        }
+    }
+}
+
+impl fmt::Display for ViolationKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ItemTooLarge { size, limit } => {
+                write!(f, "item is {size} bytes, limit {limit}")
+            }
+            Self::Number(e) => e.fmt(f),
+            Self::SetEmpty => f.write_str("set is empty"),
+            Self::SetDuplicate { index } => write!(f, "set member {index} is a duplicate"),
+            Self::NestingTooDeep { depth, limit } => {
+                write!(f, "nesting depth {depth}, limit {limit}")
+            }
+            Self::NameEmpty => f.write_str("attribute name is empty"),
+            Self::NameTooLong { size, limit } => {
+                write!(f, "attribute name is {size} bytes, limit {limit}")
+            }
+            Self::KeyMissing => f.write_str("key attribute is missing"),
+            Self::KeyWrongType { expected, got } => {
+                write!(f, "key attribute has type {got}, expected {expected}")
+            }
+            Self::KeyEmpty => f.write_str("key value is empty"),
+            Self::KeyTooLarge { size, limit } => {
+                write!(f, "key value is {size} bytes, limit {limit}")
+            }
+        }
+    }
+}
+
+/// A broken rule and where: `orders[3].total` (names joined by `.`, list
+/// indices in brackets); empty for the item as a whole.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// Where in the item.
+    pub path: String,
+    /// What is wrong.
+    pub kind: ViolationKind,
+}
+
+impl Violation {
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_empty() {
+            self.kind.fmt(f)
+        } else {
+            write!(f, "{}: {}", self.path, self.kind)
+        }
+    }
+}
+
+/// Every rule `item` breaks, in path order; empty when DynamoDB accepts it.
+///
+/// ```
+/// use dynaslice_core::{validate_item, AttributeValue, Item, ValidateOptions};
+/// let mut item = Item::new();
+/// item.insert("n".into(), AttributeValue::N("1234567890123456789012345678901234567890".into()));
+/// let found = validate_item(&item, &ValidateOptions::default());
+/// assert_eq!(found[0].code(), "NUMBER_TOO_PRECISE");
+/// assert_eq!(found[0].path, "n");
+/// ```
+pub fn validate_item(item: &Item, options: &ValidateOptions<'_>) -> Vec<Violation> {
+    let mut found = Vec::new();
+    let size = item_size(item);
+    if size > options.max_item_bytes {
+        found.push(Violation {
+            path: String::new(),
+            kind: ViolationKind::ItemTooLarge {
+                size,
+                limit: options.max_item_bytes,
+            },
+        });
+    }
+    if let Some(schema) = options.key {
+        check_key(item, schema, &mut found);
+    }
+    let mut path = String::new();
+    for (name, value) in item {
+        check_name(name, &path, &mut found);
+        path.clear();
+        path.push_str(name);
+        check_value(value, &mut path, 0, &mut found);
+    }
+    found
+}
+
+fn check_key(item: &Item, schema: &KeySchema, found: &mut Vec<Violation>) {
+    let limits = [MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES];
+    for (key, limit) in schema.attributes().zip(limits) {
+        let violation = |kind| Violation {
+            path: key.name.clone(),
+            kind,
+        };
+        let Some(value) = item.get(&key.name) else {
+            found.push(violation(ViolationKind::KeyMissing));
+            continue;
+        };
+        if !key.key_type.matches(value) {
+            found.push(violation(ViolationKind::KeyWrongType {
+                expected: key.key_type.as_str(),
+                got: value.type_name(),
+            }));
+            continue;
+        }
+        let size = match value {
+            AttributeValue::S(s) => s.len(),
+            AttributeValue::B(b) => b.len(),
+            _ => continue,
+        };
+        if size == 0 {
+            found.push(violation(ViolationKind::KeyEmpty));
+        } else if size > limit {
+            found.push(violation(ViolationKind::KeyTooLarge { size, limit }));
+        }
+    }
+}
+
+fn check_name(name: &str, parent: &str, found: &mut Vec<Violation>) {
+    let kind = if name.is_empty() {
+        ViolationKind::NameEmpty
+    } else if name.len() > MAX_NAME_BYTES {
+        ViolationKind::NameTooLong {
+            size: name.len(),
+            limit: MAX_NAME_BYTES,
+        }
+    } else {
+        return;
+    };
+    found.push(Violation {
+        path: parent.to_string(),
+        kind,
+    });
+}
+
+/// Checks one value; `path` is its location and is restored on return.
+/// `depth` is the number of lists and maps enclosing the value.
+fn check_value(
+    value: &AttributeValue,
+    path: &mut String,
+    depth: usize,
+    found: &mut Vec<Violation>,
+) {
+    let here = |path: &String, kind| Violation {
+        path: path.clone(),
+        kind,
+    };
+    if depth >= MAX_NESTING_DEPTH {
+        return found.push(here(path, too_deep(depth + 1)));
+    }
+    match value {
+        AttributeValue::N(text) => {
+            if let Err(e) = Decimal::parse_valid(text) {
+                found.push(here(path, ViolationKind::Number(e)));
+            }
+        }
+        AttributeValue::L(list) => {
+            for (i, element) in list.iter().enumerate() {
+                let len = path.len();
+                push_index(path, i);
+                check_value(element, path, depth + 1, found);
+                path.truncate(len);
+            }
+        }
+        AttributeValue::M(map) => {
+            for (name, element) in map {
+                check_name(name, path, found);
+                let len = path.len();
+                path.push('.');
+                path.push_str(name);
+                check_value(element, path, depth + 1, found);
+                path.truncate(len);
+            }
+        }
+        AttributeValue::Ss(set) => check_set(set.iter().map(|s| s.as_bytes()), path, found),
+        AttributeValue::Bs(set) => check_set(set.iter().map(|b| b.as_slice()), path, found),
+        AttributeValue::Ns(set) => {
+            // Members compare by value: `1` and `1.0` are duplicates.
+            let canonical: Result<Vec<_>, _> = set
+                .iter()
+                .map(|text| Decimal::parse_valid(text).map(|d| d.canonical()))
+                .collect();
+            match canonical {
+                Ok(canonical) => check_set(canonical.iter().map(|s| s.as_bytes()), path, found),
+                Err(e) => found.push(here(path, ViolationKind::Number(e))),
+            }
+        }
+        AttributeValue::S(_)
+        | AttributeValue::B(_)
+        | AttributeValue::Bool(_)
+        | AttributeValue::Null => {}
+    }
+}
+
+fn too_deep(depth: usize) -> ViolationKind {
+    ViolationKind::NestingTooDeep {
+        depth,
+        limit: MAX_NESTING_DEPTH,
+    }
+}
+
+fn push_index(path: &mut String, index: usize) {
+    use core::fmt::Write;
+    let _ = write!(path, "[{index}]");
+}
+
+fn check_set<'a>(
+    members: impl ExactSizeIterator<Item = &'a [u8]>,
+    path: &str,
+    found: &mut Vec<Violation>,
+) {
+    if members.len() == 0 {
+        found.push(Violation {
+            path: path.to_string(),
+            kind: ViolationKind::SetEmpty,
+        });
+        return;
+    }
+    let mut seen = BTreeSet::new();
+    for (index, member) in members.enumerate() {
+        if !seen.insert(member) {
+            found.push(Violation {
+                path: path.to_string(),
+                kind: ViolationKind::SetDuplicate { index },
+            });
+            return;
+        }
+    }
+}

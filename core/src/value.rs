@@ -1,0 +1,62 @@
+//! The DynamoDB item model: one [`AttributeValue`] enum for all ten types.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// A DynamoDB item: attribute names mapped to values.
+///
+/// A `BTreeMap` keeps attribute order deterministic, so the same item always
+/// encodes to the same bytes.
+pub type Item = BTreeMap<String, AttributeValue>;
+
+/// One DynamoDB attribute value, of any of the ten DynamoDB types.
+///
+/// Numbers are kept as the decimal text the caller gave (`"1.50"`, `"1E125"`),
+/// never as floats: DynamoDB numbers carry 38 significant digits, more than
+/// any float, and the text is preserved exactly through split and reassembly.
+/// Sets are vectors so their member order survives a round trip; validation
+/// rejects empty sets and duplicate members.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum AttributeValue {
+    /// String (`S`).
+    S(String),
+    /// Number (`N`), as decimal text.
+    N(String),
+    /// Binary (`B`), raw bytes (not base64).
+    B(Vec<u8>),
+    /// Boolean (`BOOL`).
+    Bool(bool),
+    /// Null (`NULL`).
+    Null,
+    /// List (`L`).
+    L(Vec<AttributeValue>),
+    /// Map (`M`).
+    M(BTreeMap<String, AttributeValue>),
+    /// String set (`SS`).
+    Ss(Vec<String>),
+    /// Number set (`NS`), as decimal texts.
+    Ns(Vec<String>),
+    /// Binary set (`BS`).
+    Bs(Vec<Vec<u8>>),
+}
+
+impl AttributeValue {
+    /// The DynamoDB type descriptor: `"S"`, `"N"`, `"B"`, `"BOOL"`, `"NULL"`,
+    /// `"L"`, `"M"`, `"SS"`, `"NS"` or `"BS"`.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Self::S(_) => "S",
+            Self::N(_) => "N",
+            Self::B(_) => "B",
+            Self::Bool(_) => "BOOL",
+            Self::Null => "NULL",
+            Self::L(_) => "L",
+            Self::M(_) => "M",
+            Self::Ss(_) => "SS",
+            Self::Ns(_) => "NS",
+            Self::Bs(_) => "BS",
+        }
+    }
+}
