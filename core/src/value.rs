@@ -16,8 +16,9 @@ pub type Item = BTreeMap<String, AttributeValue>;
 /// never as floats: DynamoDB numbers carry 38 significant digits, more than
 /// any float, and the text is preserved exactly through split and reassembly.
 /// Sets are vectors so their member order survives a round trip; validation
-/// rejects empty sets and duplicate members.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// rejects empty sets and duplicate members. The ordering is structural (by
+/// type, then content), useful for sorting keys, not DynamoDB's own order.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum AttributeValue {
     /// String (`S`).
