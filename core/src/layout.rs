@@ -135,7 +135,8 @@ fn split_escaped(text: &str) -> Option<Vec<String>> {
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
         match c {
-            '\\' => current.push(chars.next()?),
+            // Only `\\` and `\#` are escapes: one text, one meaning.
+            '\\' => current.push(chars.next().filter(|c| *c == '\\' || *c == '#')?),
             '#' => parts.push(core::mem::take(&mut current)),
             _ => current.push(c),
         }

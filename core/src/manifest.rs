@@ -7,7 +7,10 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::codec::Codec;
+use crate::codec::{Codec, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES};
+use crate::layout::MAX_CHUNKS;
+use crate::size::MAX_ITEM_BYTES;
+use crate::split::MIN_CHUNK_DATA_BYTES;
 use crate::value::AttributeValue;
 use crate::version::VersionId;
 
@@ -39,7 +42,8 @@ pub struct Manifest {
     pub raw_len: u64,
     /// XXH3-64 of the raw value stream.
     pub digest: u64,
-    /// Names of the attributes moved off the parent, in order.
+    /// Names of the attributes moved off the parent (informative: stored as a
+    /// string set, whose order DynamoDB does not keep).
     pub spilled: Vec<String>,
     /// The frame itself when small enough to live on the parent.
     pub inline: Option<Vec<u8>>,
@@ -177,6 +181,23 @@ impl Manifest {
         let chunk_count = u32::try_from(int("n")?).map_err(|_| invalid("n"))?;
         let chunk_bytes = u32::try_from(int("k")?).map_err(|_| invalid("k"))?;
         let stored_len = int("s")?;
+        let raw_len = int("r")?;
+        // Bound everything a reader will do by the raw length, which the
+        // reader checks against its own limit: the chunk count (at most
+        // 999,999, each at least 1 KB and at most one item), and the stored
+        // length (no codec here expands data by more than a sixth).
+        if chunk_count > MAX_CHUNKS {
+            return Err(invalid("n"));
+        }
+        if chunk_count > 0
+            && !(MIN_CHUNK_DATA_BYTES as u32..=MAX_ITEM_BYTES as u32).contains(&chunk_bytes)
+        {
+            return Err(invalid("k"));
+        }
+        let exact = codec != Codec::None || stored_len == max_stored_len(codec, raw_len);
+        if !exact || stored_len > max_stored_len(codec, raw_len) {
+            return Err(invalid("s"));
+        }
         // The chunks must hold exactly the stored frame, with only the last
         // one short; an inline frame has no chunks.
         let consistent = match (&inline, chunk_count) {
@@ -185,7 +206,7 @@ impl Manifest {
             (None, 0) => false,
             (None, n) => {
                 let full = u64::from(n - 1) * u64::from(chunk_bytes);
-                chunk_bytes > 0 && stored_len > full && stored_len <= full + u64::from(chunk_bytes)
+                stored_len > full && stored_len <= full + u64::from(chunk_bytes)
             }
         };
         if !consistent {
@@ -198,16 +219,31 @@ impl Manifest {
             chunk_count,
             chunk_bytes,
             stored_len,
-            raw_len: int("r")?,
+            raw_len,
             digest,
             spilled,
             inline,
         })
     }
 
-    /// The length of chunk `seq`'s bytes.
+    /// The length of chunk `seq`'s bytes (zero beyond the last chunk).
     pub fn chunk_len(&self, seq: u32) -> u64 {
         let start = u64::from(seq) * u64::from(self.chunk_bytes);
-        (self.stored_len - start).min(u64::from(self.chunk_bytes))
+        self.stored_len
+            .saturating_sub(start)
+            .min(u64::from(self.chunk_bytes))
+    }
+}
+
+/// The largest frame any codec writes for `raw_len` bytes: exactly the raw
+/// bytes plus header and trailer when uncompressed; otherwise snappy's bound
+/// (`32 + n + n/6`), which exceeds deflate's and zstd's worst cases.
+fn max_stored_len(codec: Codec, raw_len: u64) -> u64 {
+    let framing = (FRAME_HEADER_BYTES + FRAME_TRAILER_BYTES) as u64;
+    match codec {
+        Codec::None => raw_len + framing,
+        _ => raw_len
+            .saturating_add(raw_len / 6)
+            .saturating_add(framing + 64),
     }
 }

@@ -14,7 +14,7 @@ use core::fmt;
 pub const MAX_SIGNIFICANT_DIGITS: usize = 38;
 /// Largest power of ten of the most significant digit (`9.99…E+125`).
 pub const MAX_EXPONENT: i64 = 125;
-/// Smallest power of ten of the least significant digit (`1E-130`).
+/// Smallest power of ten of the most significant digit (`1E-130`).
 pub const MIN_EXPONENT: i64 = -130;
 
 /// Why a number text was refused.
@@ -141,7 +141,9 @@ impl<'a> Decimal<'a> {
         if digits > MAX_SIGNIFICANT_DIGITS {
             return Err(NumberError::TooPrecise { digits });
         }
-        if self.exponent > MAX_EXPONENT || self.last_power() < MIN_EXPONENT {
+        // Range is judged by the leading digit, as DynamoDB's BigDecimal-based
+        // check does (dynalite: `e < -130 || e > 125`): `1.5E-130` is in range.
+        if self.exponent > MAX_EXPONENT || self.exponent < MIN_EXPONENT {
             return Err(NumberError::OutOfRange);
         }
         Ok(())

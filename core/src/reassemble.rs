@@ -246,6 +246,9 @@ pub fn reassemble(
                 });
             }
             check_header(frame, &manifest)?;
+            if FrameHeader::trailer_digest(frame) != manifest.digest {
+                return Err(ReassembleError::FrameMismatch);
+            }
             let raw = codec::decompress(frame, options.max_raw_bytes)?;
             decode_attributes(&raw)?
         }
@@ -262,7 +265,7 @@ pub fn reassemble(
     let mut item = parent.clone();
     item.remove(MANIFEST_ATTRIBUTE);
     for (name, value) in spilled {
-        if item.contains_key(&name) {
+        if item.contains_key(&name) || name == MANIFEST_ATTRIBUTE {
             return Err(ReassembleError::AttributeConflict { name });
         }
         item.insert(name, value);
@@ -376,17 +379,18 @@ fn decode_chunks(
         let mut frame = Vec::with_capacity(manifest.stored_len as usize);
         chunks.iter().for_each(|c| frame.extend_from_slice(c));
         let raw = codec::decompress(&frame, max_raw_bytes)?;
-        if codec::FrameHeader::trailer_digest(&frame) != manifest.digest {
+        if FrameHeader::trailer_digest(&frame) != manifest.digest {
             return Err(ReassembleError::FrameMismatch);
         }
         return Ok(decode_attributes(&raw)?);
     }
     // Uncompressed: check the digest over the body as it lies in the
     // chunks, then decode straight from them, copying each value once.
-    let body_len = manifest.stored_len as usize - FRAME_HEADER_BYTES - FRAME_TRAILER_BYTES;
-    if body_len as u64 != manifest.raw_len {
+    let framing = (FRAME_HEADER_BYTES + FRAME_TRAILER_BYTES) as u64;
+    if manifest.stored_len.checked_sub(framing) != Some(manifest.raw_len) {
         return Err(ReassembleError::FrameMismatch);
     }
+    let body_len = manifest.raw_len as usize;
     let body = body_slices(chunks, FRAME_HEADER_BYTES, body_len);
     let mut digester = Digester::new();
     body.iter().for_each(|s| digester.update(s));

@@ -1,5 +1,6 @@
 //! Splitting an item that is too large into a parent and chunks.
 
+use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -55,6 +56,9 @@ pub struct SplitOptions {
     pub max_raw_bytes: usize,
     /// Keep a compressed payload on the parent when it fits there.
     pub inline: bool,
+    /// Attributes that always stay on the parent, like the keys of global
+    /// and local secondary indexes, so queries and projections keep working.
+    pub keep: Vec<String>,
 }
 
 impl SplitOptions {
@@ -70,6 +74,7 @@ impl SplitOptions {
             parent_budget: DEFAULT_PARENT_BUDGET,
             max_raw_bytes: DEFAULT_MAX_RAW_BYTES,
             inline: true,
+            keep: Vec::new(),
         }
     }
 }
@@ -227,6 +232,13 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
     }
 
     let (kept, spilled) = choose_spill(item, options);
+    if spilled.is_empty() {
+        // Everything left is a key or pinned by `keep`: nothing can move.
+        return Err(SplitError::ParentTooLarge {
+            size: item_size(item),
+            limit: options.item_limit,
+        });
+    }
     let stream = encode_attributes(spilled.iter().map(|(n, v)| (n.as_str(), *v)));
     if stream.len() > options.max_raw_bytes {
         return Err(SplitError::TooLarge {
@@ -325,7 +337,7 @@ fn choose_spill<'a>(
 ) -> (Item, Vec<(&'a String, &'a AttributeValue)>) {
     let mut candidates: Vec<_> = item
         .iter()
-        .filter(|(name, _)| !options.key.is_key(name))
+        .filter(|(name, _)| !options.key.is_key(name) && !options.keep.contains(name))
         .map(|(name, value)| (attribute_size(name, value), name, value))
         .collect();
     candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
@@ -343,9 +355,10 @@ fn choose_spill<'a>(
         names.push(name.clone());
         manifest_size = worst_case_manifest_size(&names);
     }
+    let spilled_names: BTreeSet<&String> = spilled.iter().map(|(name, _)| *name).collect();
     let kept = item
         .iter()
-        .filter(|(name, _)| !spilled.iter().any(|(s, _)| s == name))
+        .filter(|(name, _)| !spilled_names.contains(name))
         .map(|(n, v)| (n.clone(), v.clone()))
         .collect();
     spilled.sort_by(|a, b| a.0.cmp(b.0));

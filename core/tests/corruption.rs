@@ -255,3 +255,85 @@ proptest! {
         }
     }
 }
+
+/// A parent written by anyone: manifests whose counts would make a reader
+/// allocate or fetch without bound are refused before any work.
+#[test]
+fn crafted_manifests_are_refused_before_any_work() {
+    let original = item("doc", 1_000_000);
+    let good = split(&original, 1, Codec::None);
+    let with = |edits: &[(&str, AttributeValue)]| {
+        let mut parent = good.parent.clone();
+        let Some(AttributeValue::M(manifest)) = parent.get_mut(MANIFEST_ATTRIBUTE) else {
+            unreachable!()
+        };
+        for (field, value) in edits {
+            manifest.insert(field.to_string(), value.clone());
+        }
+        parent
+    };
+    let n = |v: u64| AttributeValue::N(v.to_string());
+    let cases = [
+        // Four billion one-byte chunks: consistent lengths, absurd counts.
+        with(&[
+            ("n", n(u64::from(u32::MAX))),
+            ("k", n(1)),
+            ("s", n(u64::from(u32::MAX))),
+            ("r", n(u64::from(u32::MAX) - 21)),
+        ]),
+        // An uncompressed frame too short to hold its header and trailer.
+        with(&[("n", n(1)), ("k", n(13)), ("s", n(13)), ("r", n(0))]),
+        // A stored length far beyond what any codec makes of the raw length.
+        with(&[
+            ("c", AttributeValue::S("zstd".into())),
+            ("r", n(1)),
+            ("s", n(good.manifest.as_ref().unwrap().stored_len)),
+        ]),
+        // Chunks smaller than any split makes.
+        with(&[("k", n(100)), ("n", n(10_000))]),
+    ];
+    for parent in &cases {
+        assert_eq!(code_of(parent, &good.chunks), "MANIFEST_INVALID");
+        assert_eq!(code_of(parent, &[]), "MANIFEST_INVALID");
+    }
+}
+
+#[test]
+fn an_inline_payload_must_match_the_manifest_digest() {
+    let mut item = Item::new();
+    item.insert("pk".into(), AttributeValue::S("doc".into()));
+    item.insert("body".into(), generate::big_value(1, 1_000_000, 1));
+    let inline = split(&item, 1, Codec::Zstd);
+    assert!(inline.chunks.is_empty() && inline.manifest.as_ref().unwrap().inline.is_some());
+    assert_eq!(code_of(&inline.parent, &[]), "OK");
+    let mut parent = inline.parent.clone();
+    let Some(AttributeValue::M(manifest)) = parent.get_mut(MANIFEST_ATTRIBUTE) else {
+        unreachable!()
+    };
+    manifest.insert("h".into(), AttributeValue::B(vec![0; 8]));
+    assert_eq!(code_of(&parent, &[]), "FRAME_MISMATCH");
+}
+
+#[test]
+fn a_payload_cannot_smuggle_in_a_manifest_attribute() {
+    use dynaslice_core::encoding::encode_attributes;
+    let smuggled = AttributeValue::S("x".into());
+    let raw = encode_attributes([("_ds", &smuggled)].into_iter()).to_vec();
+    let frame = codec::compress(&raw, Compression::new(Codec::None)).unwrap();
+    let manifest = dynaslice_core::Manifest {
+        version: VersionId::new(1, 1),
+        layout: "table".into(),
+        codec: Codec::None,
+        chunk_count: 0,
+        chunk_bytes: 0,
+        stored_len: frame.len() as u64,
+        raw_len: raw.len() as u64,
+        digest: dynaslice_core::digest::digest(&raw),
+        spilled: vec!["_ds".into()],
+        inline: Some(frame),
+    };
+    let mut parent = Item::new();
+    parent.insert("pk".into(), AttributeValue::S("doc".into()));
+    parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
+    assert_eq!(code_of(&parent, &[]), "ATTRIBUTE_CONFLICT");
+}

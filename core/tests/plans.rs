@@ -331,3 +331,38 @@ fn interleaving_alternates_between_items() {
     let shortest = 2_000_000 / 20_000;
     assert!(order[..3 * shortest].windows(2).all(|w| w[0] != w[1]));
 }
+
+#[test]
+fn plans_refuse_a_stored_item_of_another_layout_or_a_reused_version() {
+    let (split, options) = split(1_000_000, MAX_ITEM_BYTES, Layout::default(), 20);
+    let collection = Layout::ItemCollection;
+    let elsewhere = Target {
+        layout: &collection,
+        ..target(&options)
+    };
+    assert_eq!(
+        plan::plan_read(&split.parent, &elsewhere, true)
+            .unwrap_err()
+            .code(),
+        "LAYOUT_MISMATCH"
+    );
+    assert_eq!(
+        plan::plan_delete(&split.parent, &elsewhere)
+            .unwrap_err()
+            .code(),
+        "LAYOUT_MISMATCH"
+    );
+    assert_eq!(
+        Expect::from_stored_at(Some(&split.parent), &elsewhere)
+            .unwrap_err()
+            .code(),
+        "LAYOUT_MISMATCH"
+    );
+
+    let same = Expect::Version {
+        version: options.version,
+        chunk_count: split.chunks.len() as u32,
+    };
+    let err = plan::plan_write(&split, &target(&options), &same, WriteMode::Auto).unwrap_err();
+    assert_eq!(err.code(), "VERSION_REUSED");
+}

@@ -21,7 +21,7 @@ pub struct DeletePlan {
 /// that same version still being there, so a concurrent overwrite is never
 /// half-deleted.
 pub fn plan_delete(stored: &Item, target: &Target<'_>) -> Result<DeletePlan, PlanError> {
-    let expect = Expect::from_stored(Some(stored))?;
+    let expect = Expect::from_stored_at(Some(stored), target)?;
     let chunks = match expect {
         Expect::Version {
             version,

@@ -16,6 +16,15 @@ pub enum PlanError {
         /// Bytes needed.
         bytes: usize,
     },
+    /// The stored item's chunks were written with another layout than the
+    /// target's: planning with the target's would miss them.
+    LayoutMismatch {
+        /// The layout the manifest records.
+        stored: alloc::string::String,
+    },
+    /// The new write reuses the version id of the item it replaces; its
+    /// cleanup would delete its own chunks.
+    VersionReused,
     /// A stored parent's manifest is unreadable.
     Manifest(ManifestError),
     /// A chunk key could not be made.
@@ -27,6 +36,8 @@ impl PlanError {
     pub fn code(&self) -> &'static str {
         match self {
             Self::AtomicTooLarge { .. } => "ATOMIC_TOO_LARGE",
+            Self::LayoutMismatch { .. } => "LAYOUT_MISMATCH",
+            Self::VersionReused => "VERSION_REUSED",
             Self::Manifest(e) => e.code(),
             Self::ChunkKey(e) => e.code(),
         }
@@ -40,6 +51,12 @@ impl fmt::Display for PlanError {
                 f,
                 "write needs {actions} actions and {bytes} bytes, a transaction allows 100 and 4194304"
             ),
+            Self::LayoutMismatch { stored } => {
+                write!(f, "item was stored with the {stored} layout")
+            }
+            Self::VersionReused => {
+                f.write_str("the new version id equals the replaced one; make a fresh id per write")
+            }
             Self::Manifest(e) => e.fmt(f),
             Self::ChunkKey(e) => e.fmt(f),
         }

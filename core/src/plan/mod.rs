@@ -16,6 +16,7 @@ pub use write::{Expect, WriteMode, WritePlan, WriteSteps, interleave_chunk_write
 
 use crate::key::KeySchema;
 use crate::layout::Layout;
+use crate::manifest::Manifest;
 
 /// Where an item lives: its table, its chunk table, its key and its layout.
 #[derive(Clone, Copy, Debug)]
@@ -28,4 +29,16 @@ pub struct Target<'a> {
     pub key: &'a KeySchema,
     /// Where chunks live.
     pub layout: &'a Layout,
+}
+
+impl Target<'_> {
+    /// Checks a stored manifest's chunks live where this target says.
+    fn check_layout(&self, manifest: &Manifest) -> Result<(), PlanError> {
+        if manifest.chunk_count > 0 && manifest.layout != self.layout.name() {
+            return Err(PlanError::LayoutMismatch {
+                stored: manifest.layout.clone(),
+            });
+        }
+        Ok(())
+    }
 }

@@ -57,6 +57,7 @@ pub fn plan_read(
             });
         }
     };
+    target.check_layout(&manifest)?;
     let consistency = if consistent {
         ReadConsistency::Strong
     } else {

@@ -36,7 +36,19 @@ pub enum Expect {
 
 impl Expect {
     /// What to expect given the parent currently stored (`None`: no item).
+    /// Use [`Expect::from_stored_at`] when planning a write, so a stored item
+    /// of another layout is refused rather than its chunks missed.
     pub fn from_stored(stored: Option<&Item>) -> Result<Self, PlanError> {
+        Self::read(stored, None)
+    }
+
+    /// What to expect given the parent currently stored at `target`,
+    /// checking its chunks live where the target says.
+    pub fn from_stored_at(stored: Option<&Item>, target: &Target<'_>) -> Result<Self, PlanError> {
+        Self::read(stored, Some(target))
+    }
+
+    fn read(stored: Option<&Item>, target: Option<&Target<'_>>) -> Result<Self, PlanError> {
         let Some(parent) = stored else {
             return Ok(Self::Absent);
         };
@@ -44,6 +56,9 @@ impl Expect {
             return Ok(Self::Plain);
         };
         let manifest = Manifest::from_value(value)?;
+        if let Some(target) = target {
+            target.check_layout(&manifest)?;
+        }
         Ok(Self::Version {
             version: manifest.version,
             chunk_count: manifest.chunk_count,
@@ -103,15 +118,18 @@ pub enum WriteSteps {
     /// One TransactWriteItems: chunks and the conditional parent together.
     Atomic(Transaction),
     /// Chunk batches (any order, in parallel), then the commit: one
-    /// conditional PutItem of the parent. If the commit's condition fails,
-    /// the write lost a race: send `abort` to delete its own chunks.
+    /// conditional PutItem of the parent. If the commit's condition fails
+    /// and the stored parent is not this write's version, the write lost a
+    /// race: send `abort` to delete its own chunks.
     Batch {
         /// Chunk puts.
         chunks: Vec<BatchWrite>,
         /// The commit point.
         commit: Put,
-        /// Deletes of this write's chunks, for a lost race or a failure
-        /// before the commit.
+        /// Deletes of this write's chunks, for a failure before the commit or
+        /// a lost race. A failed condition on a retried commit may mean the
+        /// first attempt succeeded unseen: read the parent (consistently)
+        /// and abort only if it does not carry this write's version.
         abort: Vec<BatchWrite>,
     },
 }
@@ -160,6 +178,12 @@ pub fn plan_write(
         item: split.parent.clone(),
         condition: expect.condition(target.key),
     };
+    let new_version = split.manifest.as_ref().map(|m| m.version);
+    if let Expect::Version { version, .. } = expect {
+        if new_version == Some(*version) {
+            return Err(PlanError::VersionReused);
+        }
+    }
     let cleanup = match expect {
         Expect::Version {
             version,
@@ -194,12 +218,11 @@ pub fn plan_write(
             WriteSteps::Atomic(Transaction { actions, bytes })
         }
         (WriteMode::Batch | WriteMode::Auto, _) => {
-            let version = split.manifest.as_ref().map(|m| m.version);
             let puts = split
                 .chunks
                 .iter()
                 .map(|c| (target.chunk_table.to_string(), WriteRequest::Put(c.clone())));
-            let abort = match version {
+            let abort = match new_version {
                 Some(v) => chunk_deletes(target, &split.parent, v, split.chunks.len() as u32)?,
                 None => Vec::new(),
             };
