@@ -179,10 +179,10 @@ pub fn plan_write(
         condition: expect.condition(target.key),
     };
     let new_version = split.manifest.as_ref().map(|m| m.version);
-    if let Expect::Version { version, .. } = expect {
-        if new_version == Some(*version) {
-            return Err(PlanError::VersionReused);
-        }
+    if let Expect::Version { version, .. } = expect
+        && new_version == Some(*version)
+    {
+        return Err(PlanError::VersionReused);
     }
     let cleanup = match expect {
         Expect::Version {
