@@ -130,7 +130,7 @@ proptest! {
         let previous = Expect::Version { version: VersionId::new(1_763_600_000_000, 99), chunk_count: 7 };
         let n = split.chunks.len();
         let bytes: usize = split.chunks.iter().map(item_size).sum::<usize>() + item_size(&split.parent);
-        let fits = n + 1 <= MAX_TRANSACT_ACTIONS && bytes <= MAX_TRANSACT_BYTES;
+        let fits = n < MAX_TRANSACT_ACTIONS && bytes <= MAX_TRANSACT_BYTES;
         let planned = plan::plan_write(&split, &target, &previous, mode);
         if mode == WriteMode::Atomic && !fits {
             prop_assert_eq!(planned.unwrap_err().code(), "ATOMIC_TOO_LARGE");

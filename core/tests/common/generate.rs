@@ -39,7 +39,7 @@ pub fn bulk(seed: u64, len: usize, compressible: bool) -> Vec<u8> {
     }
     // Cut on a character boundary so the bytes stay valid UTF-8.
     let mut end = len;
-    while !std::str::from_utf8(&out[..end]).is_ok() {
+    while std::str::from_utf8(&out[..end]).is_err() {
         end -= 1;
     }
     out.truncate(end);
