@@ -33,7 +33,10 @@ pub use number::NumberError;
 pub use plan::{DeletePlan, Expect, PlanError, ReadPlan, Target, WriteMode, WritePlan, WriteSteps};
 pub use reassemble::{ReassembleError, ReassembleOptions, reassemble};
 pub use size::{MAX_ITEM_BYTES, item_size, value_size};
-pub use split::{CodecChoice, SplitError, SplitItem, SplitOptions, split_item};
+pub use split::{
+    CodecChoice, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitError, SplitItem, SplitOptions,
+    split_item,
+};
 pub use validate::{MAX_NESTING_DEPTH, ValidateOptions, Violation, ViolationKind, validate_item};
 pub use value::{AttributeValue, Item};
 pub use version::VersionId;

@@ -259,7 +259,12 @@ pub fn reassemble(
                 });
             }
             let ordered = order_chunks(parent, chunks, &manifest, options)?;
-            decode_chunks(&ordered, &manifest, options.max_raw_bytes)?
+            let data: Vec<&[u8]> = ordered.iter().map(|&(data, _)| data).collect();
+            // The whole payload's digest covers every byte: each is hashed
+            // once on success, and chunk digests are checked only to name
+            // the damaged chunk when something fails.
+            decode_chunks(&data, &manifest, options.max_raw_bytes)
+                .map_err(|e| blame(&ordered, &manifest, e))?
         }
     };
     let mut item = parent.clone();
@@ -273,16 +278,31 @@ pub fn reassemble(
     Ok(item)
 }
 
-/// Checks each chunk and returns their bytes in sequence order.
+/// A chunk's bytes and its recorded digest.
+type ChunkData<'c> = (&'c [u8], u64);
+
+/// The first chunk whose bytes fail their digest, if any, else `error`.
+fn blame(chunks: &[ChunkData<'_>], manifest: &Manifest, error: ReassembleError) -> ReassembleError {
+    let version = manifest.version.to_text();
+    chunks
+        .iter()
+        .zip(0u32..)
+        .find(|((data, digest), seq)| chunk_digest(data, &version, *seq) != *digest)
+        .map_or(error, |(_, seq)| ReassembleError::ChunkDigestMismatch {
+            seq,
+        })
+}
+
+/// Checks each chunk's key, position and length, and returns the chunks
+/// in sequence order.
 fn order_chunks<'c>(
     parent: &Item,
     chunks: &'c [Item],
     manifest: &Manifest,
     options: &ReassembleOptions<'_>,
-) -> Result<Vec<&'c [u8]>, ReassembleError> {
+) -> Result<Vec<ChunkData<'c>>, ReassembleError> {
     let count = manifest.chunk_count;
-    let mut ordered: Vec<Option<&[u8]>> = alloc::vec![None; count as usize];
-    let version_text = manifest.version.to_text();
+    let mut ordered: Vec<Option<ChunkData<'c>>> = alloc::vec![None; count as usize];
     for (index, chunk) in chunks.iter().enumerate() {
         let malformed = |reason| ReassembleError::ChunkMalformed { index, reason };
         let parsed = parse_chunk_key(options.key, options.layout, chunk).map_err(|e| match e {
@@ -337,10 +357,7 @@ fn order_chunks<'c>(
                 got,
             });
         }
-        if chunk_digest(data, &version_text, seq) != digest {
-            return Err(ReassembleError::ChunkDigestMismatch { seq });
-        }
-        *slot = Some(data);
+        *slot = Some((data.as_slice(), digest));
     }
     ordered
         .into_iter()

@@ -199,7 +199,7 @@ impl From<CodecError> for SplitError {
 /// let schema = KeySchema::partition("pk", KeyType::S);
 /// let mut item = Item::new();
 /// item.insert("pk".into(), AttributeValue::S("doc".into()));
-/// item.insert("body".into(), AttributeValue::B((0..1_000_000u32).map(|i| (i * 7919 % 251) as u8).collect()));
+/// item.insert("body".into(), AttributeValue::B((0..1_000_000u32).map(|i| (i % 251) as u8).collect()));
 /// let mut options = SplitOptions::new(schema.clone(), VersionId::new(1_700_000_000_000, 42));
 /// options.compression = CodecChoice::Fixed(Compression::NONE);
 /// let split = split_item(&item, &options).unwrap();
@@ -215,6 +215,7 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
             name: MANIFEST_ATTRIBUTE,
         });
     }
+    // Every rule but the size limit: a virtual item may be any size.
     let validation = ValidateOptions {
         key: Some(&options.key),
         max_item_bytes: usize::MAX,
@@ -223,7 +224,13 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
     if !violations.is_empty() {
         return Err(SplitError::Invalid { violations });
     }
-    if item_size(item) <= options.item_limit {
+    // Each attribute is sized once; the item's size is their sum.
+    let sized: Vec<Sized<'_>> = item
+        .iter()
+        .map(|(name, value)| (name, value, attribute_size(name, value)))
+        .collect();
+    let total: usize = sized.iter().map(|&(_, _, size)| size).sum();
+    if total <= options.item_limit {
         return Ok(SplitItem {
             parent: item.clone(),
             chunks: Vec::new(),
@@ -231,11 +238,11 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
         });
     }
 
-    let (kept, spilled) = choose_spill(item, options);
+    let (kept, spilled) = choose_spill(&sized, total, options);
     if spilled.is_empty() {
         // Everything left is a key or pinned by `keep`: nothing can move.
         return Err(SplitError::ParentTooLarge {
-            size: item_size(item),
+            size: total,
             limit: options.item_limit,
         });
     }
@@ -246,32 +253,29 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
             limit: options.max_raw_bytes,
         });
     }
-    let spilled_names = spilled.iter().map(|(n, _)| (*n).clone()).collect();
+    let payload = Payload::new(&stream, options.compression)?;
     let mut manifest = Manifest {
         version: options.version,
         layout: options.layout.name().into(),
-        codec: Codec::None,
+        codec: payload.codec(),
         chunk_count: 0,
         chunk_bytes: 0,
-        stored_len: 0,
+        stored_len: payload.len() as u64,
         raw_len: stream.len() as u64,
         digest: 0,
-        spilled: spilled_names,
+        spilled: spilled.iter().map(|(n, _)| (*n).clone()).collect(),
         inline: None,
     };
-    let payload = Payload::new(&stream, options.compression)?;
-    manifest.codec = payload.codec;
-    manifest.digest = payload.digest;
-    manifest.stored_len = payload.len() as u64;
-
     let parent_of = |manifest: &Manifest| {
         let mut parent = kept.clone();
         parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
         parent
     };
     if options.inline && payload.len() < options.item_limit {
+        let (frame, digest) = payload.to_frame();
         let mut inline = manifest.clone();
-        inline.inline = Some(payload.to_vec());
+        inline.inline = Some(frame);
+        inline.digest = digest;
         let parent = parent_of(&inline);
         if item_size(&parent) <= options.item_limit {
             return Ok(SplitItem {
@@ -293,26 +297,30 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
     }
     manifest.chunk_count = chunk_count as u32;
     manifest.chunk_bytes = data_bytes as u32;
-    let parent = parent_of(&manifest);
-    let parent_size = item_size(&parent);
+    // The digest's value does not change the parent's size: check it first.
+    let parent_size = item_size(&parent_of(&manifest));
     if parent_size > options.item_limit {
         return Err(SplitError::ParentTooLarge {
             size: parent_size,
             limit: options.item_limit,
         });
     }
-    let chunks = payload
-        .cut(data_bytes)
+    let (pieces, digest) = payload.cut(data_bytes, &options.version.to_text());
+    manifest.digest = digest;
+    let chunks = pieces
         .into_iter()
         .enumerate()
-        .map(|(seq, data)| chunk_item(&key, options, seq as u32, data))
+        .map(|(seq, (data, digest))| chunk_item(&key, options, seq as u32, data, digest))
         .collect::<Result<_, _>>()?;
     Ok(SplitItem {
-        parent,
+        parent: parent_of(&manifest),
         chunks,
         manifest: Some(manifest),
     })
 }
+
+/// An attribute with its exact size.
+type Sized<'a> = (&'a String, &'a AttributeValue, usize);
 
 fn check_options(options: &SplitOptions) -> Result<(), SplitError> {
     let bad = |reason| Err(SplitError::BadOptions { reason });
@@ -328,25 +336,25 @@ fn check_options(options: &SplitOptions) -> Result<(), SplitError> {
     Ok(())
 }
 
-/// Sorts attributes into kept and spilled: keys always stay; the largest
-/// other attributes (by exact size, ties by name) are spilled until the
-/// parent, with a manifest naming them, fits the budget.
+/// Sorts attributes into kept and spilled: keys and pinned attributes
+/// always stay; the largest others (by exact size, ties by name) are spilled
+/// until the parent, with a manifest naming them, fits the budget.
 fn choose_spill<'a>(
-    item: &'a Item,
+    sized: &[Sized<'a>],
+    total: usize,
     options: &SplitOptions,
 ) -> (Item, Vec<(&'a String, &'a AttributeValue)>) {
-    let mut candidates: Vec<_> = item
+    let mut candidates: Vec<_> = sized
         .iter()
-        .filter(|(name, _)| !options.key.is_key(name) && !options.keep.contains(name))
-        .map(|(name, value)| (attribute_size(name, value), name, value))
+        .filter(|(name, _, _)| !options.key.is_key(name) && !options.keep.contains(name))
         .collect();
-    candidates.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    candidates.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0)));
     let budget = options.parent_budget.min(options.item_limit);
-    let mut kept_size = item_size(item);
+    let mut kept_size = total;
     let mut manifest_size = worst_case_manifest_size(&[]);
     let mut spilled = Vec::new();
     let mut names: Vec<String> = Vec::new();
-    for (size, name, value) in candidates {
+    for &&(name, value, size) in &candidates {
         if kept_size + manifest_size <= budget && !spilled.is_empty() {
             break;
         }
@@ -356,10 +364,10 @@ fn choose_spill<'a>(
         manifest_size = worst_case_manifest_size(&names);
     }
     let spilled_names: BTreeSet<&String> = spilled.iter().map(|(name, _)| *name).collect();
-    let kept = item
+    let kept = sized
         .iter()
-        .filter(|(name, _)| !spilled_names.contains(name))
-        .map(|(n, v)| (n.clone(), v.clone()))
+        .filter(|(name, _, _)| !spilled_names.contains(name))
+        .map(|&(n, v, _)| (n.clone(), v.clone()))
         .collect();
     spilled.sort_by(|a, b| a.0.cmp(b.0));
     (kept, spilled)
@@ -385,7 +393,7 @@ fn worst_case_manifest_size(spilled: &[String]) -> usize {
 /// Frame bytes that fit in one chunk item: the item limit less the chunk's
 /// key and attribute names and the digest, computed from a real chunk key.
 fn chunk_data_bytes(key: &Item, options: &SplitOptions) -> Result<usize, SplitError> {
-    let empty = chunk_item(key, options, 0, Vec::new())?;
+    let empty = chunk_item(key, options, 0, Vec::new(), 0)?;
     let overhead = item_size(&empty);
     let data = options.chunk_item_bytes.saturating_sub(overhead);
     if data < MIN_CHUNK_DATA_BYTES {
@@ -396,15 +404,15 @@ fn chunk_data_bytes(key: &Item, options: &SplitOptions) -> Result<usize, SplitEr
     Ok(data)
 }
 
+/// A chunk item: its key, its digest (computed when it was cut) and its data.
 fn chunk_item(
     key: &Item,
     options: &SplitOptions,
     seq: u32,
     data: Vec<u8>,
+    digest: u64,
 ) -> Result<Item, SplitError> {
     let mut chunk = chunk_key(&options.key, &options.layout, key, options.version, seq)?;
-    let version = options.version.to_text();
-    let digest = chunk_digest(&data, &version, seq);
     chunk.insert(
         CHUNK_DIGEST_ATTRIBUTE.into(),
         AttributeValue::B(digest.to_be_bytes().to_vec()),
@@ -413,103 +421,145 @@ fn chunk_item(
     Ok(chunk)
 }
 
-/// The stored frame, either borrowed pieces of the encoded stream (no
-/// compression: the payload is copied once, straight into chunks) or a
-/// compressed frame.
-struct Payload<'a> {
-    codec: Codec,
-    digest: u64,
-    header: [u8; FRAME_HEADER_BYTES],
-    body: Body<'a>,
-    trailer: [u8; FRAME_TRAILER_BYTES],
-}
-
-enum Body<'a> {
-    Stream(&'a EncodedStream<'a>),
-    /// A whole compressed frame (header and trailer included).
-    Frame(Vec<u8>),
+/// The stored frame: uncompressed, cut straight from the encoded stream's
+/// pieces (the payload is copied once, into the chunks), or compressed.
+enum Payload<'a> {
+    Stored {
+        header: [u8; FRAME_HEADER_BYTES],
+        stream: &'a EncodedStream<'a>,
+    },
+    Compressed {
+        codec: Codec,
+        frame: Vec<u8>,
+        digest: u64,
+    },
 }
 
 impl<'a> Payload<'a> {
     fn new(stream: &'a EncodedStream<'a>, choice: CodecChoice) -> Result<Self, CodecError> {
-        let joined;
         let compression = match choice {
             CodecChoice::Fixed(c) => c,
-            CodecChoice::Auto => {
-                joined = stream.to_vec();
-                codec::choose_compression(&joined)
-            }
+            CodecChoice::Auto => codec::choose_for_sample(stream.len(), &codec::sample_of(stream)),
         };
         if compression.codec == Codec::None {
-            let mut digester = Digester::new();
-            stream.slices().for_each(|s| digester.update(s));
-            let digest = digester.finish();
             let header = FrameHeader {
                 codec: Codec::None,
                 raw_len: stream.len() as u64,
             };
-            return Ok(Self {
-                codec: Codec::None,
-                digest,
+            return Ok(Self::Stored {
                 header: header.to_bytes(),
-                body: Body::Stream(stream),
-                trailer: digest.to_le_bytes(),
+                stream,
             });
         }
         let raw = stream.to_vec();
-        let frame = codec::compress(&raw, compression)?;
-        Ok(Self {
+        Ok(Self::Compressed {
             codec: compression.codec,
+            frame: codec::compress(&raw, compression)?,
             digest: crate::digest::digest(&raw),
-            header: [0; FRAME_HEADER_BYTES],
-            body: Body::Frame(frame),
-            trailer: [0; FRAME_TRAILER_BYTES],
         })
     }
 
+    fn codec(&self) -> Codec {
+        match self {
+            Self::Stored { .. } => Codec::None,
+            Self::Compressed { codec, .. } => *codec,
+        }
+    }
+
     fn len(&self) -> usize {
-        match &self.body {
-            Body::Stream(s) => FRAME_HEADER_BYTES + s.len() + FRAME_TRAILER_BYTES,
-            Body::Frame(f) => f.len(),
+        match self {
+            Self::Stored { stream, .. } => FRAME_HEADER_BYTES + stream.len() + FRAME_TRAILER_BYTES,
+            Self::Compressed { frame, .. } => frame.len(),
         }
     }
 
-    fn slices(&self) -> Vec<&[u8]> {
-        match &self.body {
-            Body::Stream(s) => core::iter::once(&self.header[..])
-                .chain(s.slices())
-                .chain(core::iter::once(&self.trailer[..]))
-                .collect(),
-            Body::Frame(f) => alloc::vec![f.as_slice()],
-        }
-    }
-
-    fn to_vec(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.len());
-        self.slices()
-            .into_iter()
-            .for_each(|s| out.extend_from_slice(s));
-        out
+    /// The whole frame in one buffer, and the raw stream's digest.
+    fn to_frame(&self) -> (Vec<u8>, u64) {
+        let mut cutter = Cutter::new(self.len(), "", self.len());
+        let digest = self.write(&mut cutter);
+        let (frame, _) = cutter.finish().pop().unwrap_or_default();
+        (frame, digest)
     }
 
     /// The frame cut into pieces of `size` bytes (the last may be shorter),
-    /// each copied once from its source.
-    fn cut(&self, size: usize) -> Vec<Vec<u8>> {
-        let mut chunks = Vec::with_capacity(self.len().div_ceil(size));
-        let mut current = Vec::with_capacity(size.min(self.len()));
-        for mut slice in self.slices() {
-            while !slice.is_empty() {
-                let take = slice.len().min(size - current.len());
-                current.extend_from_slice(&slice[..take]);
-                slice = &slice[take..];
-                if current.len() == size {
-                    chunks.push(core::mem::replace(&mut current, Vec::with_capacity(size)));
-                }
+    /// each with its chunk digest, and the raw stream's digest. Each byte is
+    /// copied once and hashed right after, while it is still in cache.
+    fn cut(&self, size: usize, version: &str) -> (Vec<(Vec<u8>, u64)>, u64) {
+        let mut cutter = Cutter::new(size, version, self.len());
+        let digest = self.write(&mut cutter);
+        (cutter.finish(), digest)
+    }
+
+    fn write(&self, cutter: &mut Cutter<'_>) -> u64 {
+        match self {
+            Self::Stored { header, stream } => {
+                cutter.write(header, None);
+                let mut digester = Digester::new();
+                stream
+                    .slices()
+                    .for_each(|s| cutter.write(s, Some(&mut digester)));
+                let digest = digester.finish();
+                cutter.write(&digest.to_le_bytes(), None);
+                digest
+            }
+            Self::Compressed { frame, digest, .. } => {
+                cutter.write(frame, None);
+                *digest
             }
         }
-        if !current.is_empty() {
-            chunks.push(current);
+    }
+}
+
+/// Fills chunk buffers of a fixed size from a sequence of slices.
+struct Cutter<'v> {
+    size: usize,
+    version: &'v str,
+    current: Vec<u8>,
+    done: Vec<(Vec<u8>, u64)>,
+    /// Bytes not yet written.
+    remaining: usize,
+}
+
+impl<'v> Cutter<'v> {
+    fn new(size: usize, version: &'v str, total: usize) -> Self {
+        Self {
+            size,
+            version,
+            current: Vec::with_capacity(size.min(total)),
+            done: Vec::with_capacity(total.div_ceil(size)),
+            remaining: total,
         }
-        chunks
+    }
+
+    /// Appends `slice`, feeding each copied piece to `digester` too.
+    fn write(&mut self, mut slice: &[u8], mut digester: Option<&mut Digester>) {
+        while !slice.is_empty() {
+            let take = slice.len().min(self.size - self.current.len());
+            let (piece, rest) = slice.split_at(take);
+            self.current.extend_from_slice(piece);
+            if let Some(d) = digester.as_deref_mut() {
+                d.update(piece);
+            }
+            self.remaining -= take;
+            slice = rest;
+            if self.current.len() == self.size {
+                self.seal();
+            }
+        }
+    }
+
+    /// Closes the current chunk, digesting it while it is in cache.
+    fn seal(&mut self) {
+        let next = Vec::with_capacity(self.size.min(self.remaining));
+        let data = core::mem::replace(&mut self.current, next);
+        let digest = chunk_digest(&data, self.version, self.done.len() as u32);
+        self.done.push((data, digest));
+    }
+
+    fn finish(mut self) -> Vec<(Vec<u8>, u64)> {
+        if !self.current.is_empty() {
+            self.seal();
+        }
+        self.done
     }
 }

@@ -19,6 +19,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 pub use auto::choose_compression;
+pub(crate) use auto::{choose_for_sample, sample_of};
 pub use error::CodecError;
 
 use crate::digest::digest;
