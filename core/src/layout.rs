@@ -147,11 +147,15 @@ fn split_escaped(text: &str) -> Option<Vec<String>> {
 
 /// A key value as chunk-key text: strings escaped, numbers canonical (so
 /// `1.50` and `1.5` name the same parent), binary as base64.
+///
+/// Numbers must be within DynamoDB's limits, here and in [`key_value`]: the
+/// canonical text has a character for every power of ten, so an exponent
+/// like `1E4000000000` in a hostile key would take gigabytes to write out.
 fn key_part(value: &AttributeValue, key_type: KeyType) -> Option<String> {
     let mut out = String::new();
     match (key_type, value) {
         (KeyType::S, AttributeValue::S(s)) => escape_into(&mut out, s),
-        (KeyType::N, AttributeValue::N(n)) => out = Decimal::parse(n).ok()?.canonical(),
+        (KeyType::N, AttributeValue::N(n)) => out = Decimal::parse_valid(n).ok()?.canonical(),
         (KeyType::B, AttributeValue::B(b)) => out = BASE64.encode(b),
         _ => return None,
     }
@@ -162,7 +166,7 @@ fn key_part(value: &AttributeValue, key_type: KeyType) -> Option<String> {
 fn key_value(text: String, key_type: KeyType) -> Option<AttributeValue> {
     Some(match key_type {
         KeyType::S => AttributeValue::S(text),
-        KeyType::N => AttributeValue::N(Decimal::parse(&text).ok()?.canonical()),
+        KeyType::N => AttributeValue::N(Decimal::parse_valid(&text).ok()?.canonical()),
         KeyType::B => AttributeValue::B(BASE64.decode(text).ok()?),
     })
 }
