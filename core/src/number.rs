@@ -183,7 +183,8 @@ impl<'a> Decimal<'a> {
 
     /// A canonical spelling, equal for equal numbers (`1.50`, `15E-1` and
     /// `+1.5` all give `1.5`), used wherever a number becomes part of a key.
-    /// Plain decimal, no exponent, no redundant zeros; zero is `0`.
+    /// Plain decimal, no exponent, no redundant zeros; zero is `0`. Numbers
+    /// outside DynamoDB's range are written `<digits>E<exponent>` instead.
     pub fn canonical(&self) -> String {
         let mut out = String::new();
         if self.is_zero() {
@@ -195,6 +196,15 @@ impl<'a> Decimal<'a> {
         }
         let count = self.significant_digits() as i64;
         let (int, frac) = self.digits;
+        // Plain decimal writes a character per power of ten: beyond DynamoDB's
+        // range (a number that is invalid anyway) use `<digits>E<exponent>`,
+        // so hostile text like `1E4000000000` stays short.
+        if !(MIN_EXPONENT..=MAX_EXPONENT).contains(&self.exponent) {
+            out.push_str(int);
+            out.push_str(frac);
+            let _ = core::fmt::Write::write_fmt(&mut out, format_args!("E{}", self.last_power()));
+            return out;
+        }
         let digit_at = |i: usize| -> char {
             let b = if i < int.len() {
                 int.as_bytes()[i]

@@ -210,3 +210,17 @@ fn capacity_units_follow_the_developer_guide() {
     assert_eq!(read_units(1, ReadConsistency::Eventual), 0.5);
     assert_eq!(read_units(409_600, ReadConsistency::Transactional), 200.0);
 }
+
+#[test]
+fn canonical_text_of_absurd_exponents_stays_short() {
+    let huge = Decimal::parse("-1.5E4000000000").unwrap().canonical();
+    assert_eq!(huge, "-15E3999999999");
+    assert_eq!(Decimal::parse("2E-9000").unwrap().canonical(), "2E-9000");
+    assert!(
+        Decimal::parse("1E9223372036854775807")
+            .unwrap()
+            .canonical()
+            .len()
+            < 40
+    );
+}
