@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// Builds the npm package `dynaslice` in wasm/: compiles dynaslice-wasm for
+// wasm32 with its own cargo profile, generates the Node and browser bindings
+// with the pinned wasm-bindgen CLI, and shrinks each module with wasm-opt
+// (binaryen from npm; Debian's binaryen breaks wasm-bindgen's output).
+//
+//   node scripts/build-wasm.mjs                  # all codecs, into wasm/dist
+//   node scripts/build-wasm.mjs --features deflate --out /tmp/deflate-only
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const WASM_BINDGEN_VERSION = '0.2.130';
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const { values } = parseArgs({
+  options: {
+    features: { type: 'string' },
+    out: { type: 'string', default: join(root, 'wasm', 'dist') },
+    'no-opt': { type: 'boolean', default: false },
+  },
+});
+
+function run(command, args, options = {}) {
+  try {
+    return execFileSync(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], ...options });
+  } catch (error) {
+    const reason = error.code === 'ENOENT' ? `${command} is not installed` : `${command} failed`;
+    console.error(`build-wasm: ${reason}`);
+    process.exit(1);
+  }
+}
+
+const version = run('wasm-bindgen', ['--version']).toString().trim();
+if (!version.endsWith(WASM_BINDGEN_VERSION)) {
+  console.error(
+    `build-wasm: found ${version}, need wasm-bindgen ${WASM_BINDGEN_VERSION} ` +
+      `(cargo install wasm-bindgen-cli --version ${WASM_BINDGEN_VERSION}; .ci/run does this)`,
+  );
+  process.exit(1);
+}
+
+const features = values.features
+  ? ['--no-default-features', '--features', values.features]
+  : [];
+console.error('build-wasm: cargo build (wasm32-unknown-unknown, profile wasm-release)');
+run('cargo', ['build', '-p', 'dynaslice-wasm', '--target', 'wasm32-unknown-unknown', '--profile', 'wasm-release', ...features], {
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+const built = join(root, 'target', 'wasm32-unknown-unknown', 'wasm-release', 'dynaslice_wasm.wasm');
+
+const wasmOpt = join(root, 'node_modules', '.bin', 'wasm-opt');
+for (const target of ['nodejs', 'web']) {
+  const out = join(values.out, target === 'nodejs' ? 'node' : 'web');
+  rmSync(out, { recursive: true, force: true });
+  mkdirSync(out, { recursive: true });
+  run('wasm-bindgen', ['--target', target, '--out-dir', out, '--no-typescript', built]);
+  const module = join(out, 'dynaslice_wasm_bg.wasm');
+  if (!values['no-opt']) {
+    run(wasmOpt, ['-Oz', module, '-o', module]);
+  }
+  if (target === 'nodejs') {
+    // wasm-bindgen's Node output is CommonJS inside a "type": "module" package.
+    writeFileSync(join(out, 'package.json'), '{ "type": "commonjs" }\n');
+  }
+  console.error(`build-wasm: ${out}: ${statSync(module).size} bytes of wasm`);
+}

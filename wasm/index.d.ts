@@ -1,0 +1,341 @@
+/**
+ * dynaslice: store DynamoDB items of any size. Exact item sizes, validation,
+ * compression, and versioned chunk splitting and reassembly, computed by the
+ * same Rust core the native host uses, compiled to WebAssembly.
+ *
+ * In Node the module is ready on import. In browsers, `await init()` first.
+ * Every function throws a {@link DynasliceError} on bad input; the module
+ * keeps working after any error.
+ */
+
+/**
+ * One value in DynamoDB JSON, the shape `@aws-sdk/client-dynamodb` uses
+ * (binary as `Uint8Array`). Assignable to the SDK's own `AttributeValue`.
+ */
+export type AttributeValue =
+  | { S: string }
+  | { N: string }
+  | { B: Uint8Array }
+  | { BOOL: boolean }
+  | { NULL: true }
+  | { L: AttributeValue[] }
+  | { M: Record<string, AttributeValue> }
+  | { SS: string[] }
+  | { NS: string[] }
+  | { BS: Uint8Array[] };
+
+/** A DynamoDB item in DynamoDB JSON, as dynaslice returns it. */
+export type DynamoItem = Record<string, AttributeValue>;
+
+/**
+ * A DynamoDB item in DynamoDB JSON as dynaslice accepts it: its own output,
+ * or the SDK's `Record<string, AttributeValue>` (B may also be base64 text).
+ */
+export type DynamoItemInput = Record<string, object>;
+
+/** A DynamoDB item as plain JavaScript values, as `@aws-sdk/util-dynamodb` marshalls them. */
+export type PlainItem = Record<string, unknown>;
+
+/** Every error dynaslice throws: an `Error` with a stable `code`. */
+export interface DynasliceError extends Error {
+  name: 'DynasliceError';
+  /**
+   * Stable machine-readable code, e.g. `ITEM_TOO_LARGE`, `NUMBER_TOO_PRECISE`,
+   * `CHUNK_MISSING`, `DECOMPRESS_LIMIT`, `INPUT_INVALID`, `OPTIONS_INVALID`.
+   * The message says what is wrong, with the numbers.
+   */
+  code: string;
+  /** For an invalid item given to `split`: every rule it breaks. */
+  violations?: Violation[];
+}
+
+/**
+ * A DynamoDB number kept as exact decimal text, for values a JavaScript
+ * number cannot hold exactly. Accepted as input in the `plain` format
+ * (so are `@aws-sdk/util-dynamodb`'s `NumberValue` and `bigint`), and
+ * returned for every number when `wrapNumbers` is set.
+ */
+export class NumberValue {
+  constructor(value: string | number | bigint);
+  /** The number's decimal text, exactly as stored. */
+  readonly value: string;
+  toString(): string;
+  toJSON(): string;
+}
+
+/** How items are given to dynaslice. */
+export interface InputOptions {
+  /**
+   * `"dynamodb"` (default): DynamoDB JSON (`{ S: "x" }`, `{ N: "1.5" }`,
+   * `{ B: Uint8Array }`). `"plain"`: JavaScript values (`string` to S,
+   * `number`/`bigint`/`NumberValue` to N, `Uint8Array` to B, `boolean` to BOOL,
+   * `null` to NULL, arrays to L, objects and `Map`s to M, `Set`s to SS/NS/BS).
+   * Chosen explicitly, never guessed from the value.
+   */
+  format?: 'dynamodb' | 'plain';
+  /** Plain format: accept integers beyond `Number.MAX_SAFE_INTEGER` (default false: throws `NUMBER_IMPRECISE`). */
+  allowImpreciseNumbers?: boolean;
+  /** Plain format: drop `undefined` object entries (default false: throws `INPUT_INVALID`). */
+  removeUndefinedValues?: boolean;
+}
+
+/** How items are given back. */
+export interface OutputOptions {
+  /** `"dynamodb"` (default) or `"plain"`, as in {@link InputOptions.format}. */
+  format?: 'dynamodb' | 'plain';
+  /**
+   * Plain format: return every number as a {@link NumberValue}. Without it,
+   * numbers come back as JavaScript numbers, and a number that would lose
+   * digits throws `NUMBER_IMPRECISE` (never silently rounds).
+   */
+  wrapNumbers?: boolean;
+}
+
+/** One key attribute of a table. */
+export interface KeyAttribute {
+  /** Attribute name. */
+  name: string;
+  /** Attribute type: string, number or binary. */
+  type: 'S' | 'N' | 'B';
+}
+
+/** Where a virtual item lives. */
+export interface TableOptions {
+  /** The parent table's name. */
+  table: string;
+  /** The parent table's key: the partition key, then the sort key if any. */
+  key: [KeyAttribute] | [KeyAttribute, KeyAttribute];
+  /**
+   * Where chunks go. `"table"` (default): a second table with a string
+   * partition key (`chunkTable`, `chunkKey`); chunks spread over partitions.
+   * `"collection"`: the parent's own table, in its item collection; needs a
+   * string sort key.
+   */
+  layout?: 'table' | 'collection';
+  /** Chunk table name for the `"table"` layout (default `${table}_chunks`). */
+  chunkTable?: string;
+  /** The chunk table's partition key name (default `"pk"`). */
+  chunkKey?: string;
+}
+
+/** A broken DynamoDB rule, found by {@link validateItem}. */
+export interface Violation {
+  /** Stable code, e.g. `ITEM_TOO_LARGE`, `SET_DUPLICATE`, `KEY_MISSING`. */
+  code: string;
+  /** Where: `orders[3].total`; empty for the item as a whole. */
+  path: string;
+  /** What is wrong, with the numbers. */
+  message: string;
+}
+
+/** Options of {@link validateItem}. */
+export interface ValidateOptions extends InputOptions {
+  /** Check key presence, type and size against this key schema. */
+  key?: [KeyAttribute] | [KeyAttribute, KeyAttribute];
+  /** The item size limit (default and maximum 409,600 bytes). */
+  maxItemBytes?: number;
+}
+
+/** The codecs dynaslice speaks. */
+export type Codec = 'none' | 'deflate' | 'zlib' | 'gzip' | 'snappy' | 'zstd';
+
+/** Options of {@link compress}. */
+export interface CompressOptions {
+  /** The codec (default `"zstd"`). */
+  codec?: Codec;
+  /** deflate, zlib, gzip: 0 to 10 (default 6). zstd: only 1 (its fastest level). none, snappy: no level. */
+  level?: number;
+}
+
+/** Options of {@link decompress}. */
+export interface DecompressOptions {
+  /** Refuse frames that decompress to more than this many bytes, before allocating (default 64 MiB). */
+  maxBytes?: number;
+}
+
+/** Options of {@link split}. */
+export interface SplitOptions extends TableOptions, InputOptions {
+  /** `"auto"` (default: smallest stored size, faster codec within 5 %), or a fixed codec. */
+  codec?: 'auto' | Codec;
+  /** Level for a fixed codec, as in {@link CompressOptions.level}. */
+  level?: number;
+  /** Largest chunk item in bytes, exact (default and maximum 409,600; minimum 2,048). */
+  chunkItemBytes?: number;
+  /** Attributes are moved off the parent, largest first, until it is this small (default 4,096). */
+  parentBudget?: number;
+  /** Largest encoded payload accepted (default 64 MiB). */
+  maxRawBytes?: number;
+  /** Keep a compressed payload on the parent when it fits there (default true). */
+  inline?: boolean;
+  /** Attributes that always stay on the parent, such as secondary index keys. */
+  keep?: string[];
+  /**
+   * What the write replaces; its commit is conditional on it.
+   * `"absent"` (default): no item with this key exists.
+   * The stored parent as read (DynamoDB JSON): that exact version is still there;
+   * its chunks are deleted by `requests.cleanup` after the commit.
+   * `"any"`: no condition (a replaced version's chunks are left to garbage collection).
+   */
+  expect?: 'absent' | 'any' | DynamoItemInput;
+  /** `"auto"` (default): one transaction when it fits, else batches then a commit. */
+  mode?: 'auto' | 'atomic' | 'batch';
+  /** The write's version id (a ULID); default: a fresh one from the clock and `crypto.getRandomValues`. */
+  version?: string;
+}
+
+/** `PutItemInput` of `@aws-sdk/client-dynamodb`. */
+export interface PutItemInput {
+  TableName: string;
+  Item: DynamoItem;
+  ConditionExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: DynamoItem;
+}
+
+/** `DeleteItemInput` of `@aws-sdk/client-dynamodb`. */
+export interface DeleteItemInput {
+  TableName: string;
+  Key: DynamoItem;
+  ConditionExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: DynamoItem;
+}
+
+/** `GetItemInput` of `@aws-sdk/client-dynamodb`. */
+export interface GetItemInput {
+  TableName: string;
+  Key: DynamoItem;
+  ConsistentRead: boolean;
+}
+
+/** `BatchWriteItemInput` of `@aws-sdk/client-dynamodb`: at most 25 requests and 16 MB. */
+export interface BatchWriteItemInput {
+  RequestItems: Record<string, Array<{ PutRequest: { Item: DynamoItem } } | { DeleteRequest: { Key: DynamoItem } }>>;
+}
+
+/** `TransactWriteItemsInput` of `@aws-sdk/client-dynamodb`: at most 100 actions and 4 MB. */
+export interface TransactWriteItemsInput {
+  TransactItems: Array<{ Put: PutItemInput } | { Delete: DeleteItemInput }>;
+}
+
+/** `BatchGetItemInput` of `@aws-sdk/client-dynamodb`: at most 100 keys, under 16 MB of items. */
+export interface BatchGetItemInput {
+  RequestItems: Record<string, { Keys: DynamoItem[]; ConsistentRead: boolean }>;
+}
+
+/**
+ * The requests that write an item, in the order to send them. Send
+ * `putItem` or `transactWriteItems`, or every `batchWriteItems` (in any order,
+ * retrying `UnprocessedItems`) and then `commit`. If the commit's condition
+ * fails and the stored parent is not this write's version, send `abort`.
+ * After a successful write, send `cleanup`.
+ */
+export interface WriteRequests {
+  /** `"single"`: one PutItem; `"atomic"`: one TransactWriteItems; `"batch"`: batches, then the commit. */
+  mode: 'single' | 'atomic' | 'batch';
+  /** Single mode: the conditional PutItem. */
+  putItem?: PutItemInput;
+  /** Atomic mode: chunks and the conditional parent, all or nothing. */
+  transactWriteItems?: TransactWriteItemsInput;
+  /** Batch mode: the chunk puts. */
+  batchWriteItems?: BatchWriteItemInput[];
+  /** Batch mode: the commit point, a conditional PutItem of the parent. */
+  commit?: PutItemInput;
+  /** Batch mode: deletes of this write's chunks, for a lost race. */
+  abort?: BatchWriteItemInput[];
+  /** After success: deletes of the replaced version's chunks. */
+  cleanup: BatchWriteItemInput[];
+}
+
+/** What the parent records about a split item. */
+export interface ManifestSummary {
+  /** The write's version id. */
+  version: string;
+  /** The codec of the stored payload. */
+  codec: Codec;
+  /** Chunk items written (0 when the payload is inline on the parent). */
+  chunkCount: number;
+  /** Stored payload bytes (after compression, with framing). */
+  storedBytes: number;
+  /** Encoded payload bytes before compression. */
+  rawBytes: number;
+  /** True when the payload is on the parent and there are no chunks. */
+  inline: boolean;
+  /** Attributes moved off the parent. */
+  spilled: string[];
+}
+
+/** The result of {@link split}. */
+export interface SplitResult {
+  /** The parent item (DynamoDB JSON): the item itself when it fits. */
+  parent: DynamoItem;
+  /** Chunk items (DynamoDB JSON), each at most `chunkItemBytes`. */
+  chunks: DynamoItem[];
+  /** Present when the item was split. */
+  manifest?: ManifestSummary;
+  /** The requests to send. */
+  requests: WriteRequests;
+  /** Write capacity units the requests consume (transactions count double; cleanup not included). */
+  writeUnits: number;
+}
+
+/** Options of {@link reassemble}. */
+export interface ReassembleOptions extends TableOptions, OutputOptions {
+  /** Refuse payloads larger than this, before fetching or allocating (default 64 MiB). */
+  maxBytes?: number;
+}
+
+/** Options of {@link readRequests}. */
+export interface ReadOptions extends TableOptions {
+  /** Read chunks strongly consistent (default true). */
+  consistentRead?: boolean;
+}
+
+/** The result of {@link readRequests}. */
+export interface ReadRequests {
+  /** BatchGetItem requests for every chunk (retry `UnprocessedKeys`). */
+  batchGetItems: BatchGetItemInput[];
+  /** Read capacity units they consume. */
+  readUnits: number;
+}
+
+/** The result of {@link deleteRequests}. */
+export interface DeleteRequests {
+  /** The conditional delete of the parent: send first. */
+  deleteItem: DeleteItemInput;
+  /** Then the deletes of its chunks. */
+  batchWriteItems: BatchWriteItemInput[];
+}
+
+/** The exact size DynamoDB bills and limits for `item`, in bytes. */
+export function itemSize(item: DynamoItemInput | PlainItem, options?: InputOptions): number;
+
+/** Every DynamoDB rule `item` breaks; an empty array when DynamoDB accepts it. */
+export function validateItem(item: DynamoItemInput | PlainItem, options?: ValidateOptions): Violation[];
+
+/** Compresses bytes into a self-describing frame (codec, lengths and digest inside). */
+export function compress(bytes: Uint8Array, options?: CompressOptions): Uint8Array;
+
+/** Decompresses a frame made by {@link compress}, checking its length and digest. */
+export function decompress(bytes: Uint8Array, options?: DecompressOptions): Uint8Array;
+
+/** Splits an item into a parent and chunks and plans the requests that write it. */
+export function split(item: DynamoItemInput | PlainItem, options: SplitOptions): SplitResult;
+
+/** Rebuilds an item from its parent and chunks (DynamoDB JSON, any order), checking every digest. */
+export function reassemble(parent: DynamoItemInput, chunks: DynamoItemInput[], options: ReassembleOptions): DynamoItem | PlainItem;
+
+/** The consistent GetItem request for the parent with this key. */
+export function parentRequest(key: DynamoItemInput | PlainItem, options: TableOptions & InputOptions): GetItemInput;
+
+/** The BatchGetItem requests for a parent's chunks (none for an unsplit or inline parent). */
+export function readRequests(parent: DynamoItemInput, options: ReadOptions): ReadRequests;
+
+/** The requests deleting a stored item: the parent first, then its chunks. */
+export function deleteRequests(parent: DynamoItemInput, options: TableOptions): DeleteRequests;
+
+/** Browsers: loads the WebAssembly module (fetched next to this file by default). Resolves when ready. */
+export default function init(source?: RequestInfo | URL | Response | BufferSource | WebAssembly.Module): Promise<void>;
+
+/** Loads the WebAssembly module synchronously from its bytes or a compiled module. */
+export function initSync(module: BufferSource | WebAssembly.Module): void;

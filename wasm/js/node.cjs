@@ -1,0 +1,3 @@
+// CommonJS entry: the same module instance as the ESM entry.
+'use strict';
+module.exports = require('./node.mjs');

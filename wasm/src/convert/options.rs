@@ -1,0 +1,257 @@
+//! Options objects from JavaScript. Unknown values are refused with the
+//! name of the option; absent ones take documented defaults.
+
+use dynaslice_core::codec::Codec;
+use dynaslice_core::{
+    CodecChoice, Compression, DEFAULT_MAX_RAW_BYTES, KeySchema, KeyType, Layout, ReassembleOptions,
+    SplitOptions, VersionId, WriteMode,
+};
+use js_sys::Array;
+use wasm_bindgen::{JsCast, JsValue};
+
+use super::input::InputOptions;
+use super::output::OutputOptions;
+use super::{Format, get};
+use crate::error::Failure;
+
+fn bad(option: &str, expected: &str) -> Failure {
+    Failure::new(
+        "OPTIONS_INVALID",
+        format!("option {option} must be {expected}"),
+    )
+}
+
+fn text(options: &JsValue, name: &str) -> Result<Option<String>, Failure> {
+    let value = get(options, name);
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    value
+        .as_string()
+        .map(Some)
+        .ok_or_else(|| bad(name, "a string"))
+}
+
+fn flag(options: &JsValue, name: &str, default: bool) -> Result<bool, Failure> {
+    let value = get(options, name);
+    if value.is_undefined() {
+        return Ok(default);
+    }
+    value.as_bool().ok_or_else(|| bad(name, "a boolean"))
+}
+
+/// A non-negative integer option.
+pub fn size(options: &JsValue, name: &str, default: usize) -> Result<usize, Failure> {
+    let value = get(options, name);
+    if value.is_undefined() {
+        return Ok(default);
+    }
+    match value.as_f64() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => Ok(n as usize),
+        _ => Err(bad(name, "a non-negative integer")),
+    }
+}
+
+fn format(options: &JsValue) -> Result<Format, Failure> {
+    match text(options, "format")?.as_deref() {
+        None | Some("dynamodb") => Ok(Format::DynamoDb),
+        Some("plain") => Ok(Format::Plain),
+        Some(_) => Err(bad("format", "\"dynamodb\" or \"plain\"")),
+    }
+}
+
+/// DynamoDB JSON input, for parents and chunks as read from DynamoDB.
+pub const DYNAMODB_INPUT: InputOptions = InputOptions {
+    format: Format::DynamoDb,
+    allow_imprecise_numbers: false,
+    remove_undefined: false,
+};
+
+/// How items are read: `format`, `allowImpreciseNumbers`, `removeUndefinedValues`.
+pub fn input_options(options: &JsValue) -> Result<InputOptions, Failure> {
+    Ok(InputOptions {
+        format: format(options)?,
+        allow_imprecise_numbers: flag(options, "allowImpreciseNumbers", false)?,
+        remove_undefined: flag(options, "removeUndefinedValues", false)?,
+    })
+}
+
+/// How items are written back: `format`, `wrapNumbers`.
+pub fn output_options(options: &JsValue) -> Result<OutputOptions, Failure> {
+    Ok(OutputOptions {
+        format: format(options)?,
+        wrap_numbers: flag(options, "wrapNumbers", false)?,
+    })
+}
+
+/// `{ codec, level }` for compress.
+pub fn compression(options: &JsValue) -> Result<Compression, Failure> {
+    let codec = match text(options, "codec")? {
+        None => Codec::Zstd,
+        Some(name) => Codec::from_name(&name)
+            .ok_or_else(|| bad("codec", "none, deflate, zlib, gzip, snappy or zstd"))?,
+    };
+    let level = get(options, "level");
+    let level = if level.is_undefined() {
+        None
+    } else {
+        match level.as_f64() {
+            Some(l) if (0.0..=255.0).contains(&l) && l.fract() == 0.0 => Some(l as u8),
+            _ => return Err(bad("level", "an integer")),
+        }
+    };
+    codec.check_level(level)?;
+    Ok(Compression { codec, level })
+}
+
+/// The table an item lives in, from `{ table, key, layout, chunkTable, chunkKey }`.
+#[derive(Clone, Debug)]
+pub struct TableOptions {
+    /// The parent table.
+    pub table: String,
+    /// Its key schema.
+    pub key: KeySchema,
+    /// The chunk layout.
+    pub layout: Layout,
+    /// Where chunks go.
+    pub chunk_table: String,
+}
+
+impl TableOptions {
+    /// Reads the table options.
+    pub fn from_js(options: &JsValue) -> Result<Self, Failure> {
+        let table =
+            text(options, "table")?.ok_or_else(|| bad("table", "the parent table's name"))?;
+        let key = key_schema(&get(options, "key"))?;
+        let layout = match text(options, "layout")?.as_deref() {
+            None | Some("table") => Layout::ChunkTable {
+                key_name: text(options, "chunkKey")?.unwrap_or_else(|| "pk".into()),
+            },
+            Some("collection") => Layout::ItemCollection,
+            Some(_) => return Err(bad("layout", "\"table\" or \"collection\"")),
+        };
+        let chunk_table = match &layout {
+            Layout::ItemCollection => table.clone(),
+            Layout::ChunkTable { .. } => {
+                text(options, "chunkTable")?.unwrap_or_else(|| format!("{table}_chunks"))
+            }
+        };
+        Ok(Self {
+            table,
+            key,
+            layout,
+            chunk_table,
+        })
+    }
+
+    /// The plan target.
+    pub fn target(&self) -> dynaslice_core::Target<'_> {
+        dynaslice_core::Target {
+            table: &self.table,
+            chunk_table: &self.chunk_table,
+            key: &self.key,
+            layout: &self.layout,
+        }
+    }
+
+    /// Reassembly options, with `maxBytes` from `options`.
+    pub fn reassemble<'a>(&'a self, options: &JsValue) -> Result<ReassembleOptions<'a>, Failure> {
+        let mut read = ReassembleOptions::new(&self.key, &self.layout);
+        read.max_raw_bytes = size(options, "maxBytes", DEFAULT_MAX_RAW_BYTES)?;
+        Ok(read)
+    }
+}
+
+/// `[{ name, type }, …]`: the partition key, then an optional sort key.
+pub fn key_schema(value: &JsValue) -> Result<KeySchema, Failure> {
+    let expected = "an array like [{ name: \"pk\", type: \"S\" }, { name: \"sk\", type: \"S\" }]";
+    if !Array::is_array(value) {
+        return Err(bad("key", expected));
+    }
+    let array: &Array = value.unchecked_ref();
+    let mut parts = Vec::new();
+    for element in array.iter() {
+        let name = text(&element, "name")?.ok_or_else(|| bad("key", expected))?;
+        let key_type = match text(&element, "type")?.as_deref() {
+            Some("S") => KeyType::S,
+            Some("N") => KeyType::N,
+            Some("B") => KeyType::B,
+            _ => return Err(bad("key", expected)),
+        };
+        parts.push((name, key_type));
+    }
+    match parts.as_slice() {
+        [(pk, pt)] => Ok(KeySchema::partition(pk.clone(), *pt)),
+        [(pk, pt), (sk, st)] => {
+            Ok(KeySchema::partition(pk.clone(), *pt).with_sort(sk.clone(), *st))
+        }
+        _ => Err(bad("key", expected)),
+    }
+}
+
+/// Split options from the table options and `{ codec, level, chunkItemBytes,
+/// parentBudget, maxRawBytes, inline, keep, version }`.
+pub fn split_options(table: &TableOptions, options: &JsValue) -> Result<SplitOptions, Failure> {
+    let version = match text(options, "version")? {
+        Some(text) => VersionId::parse(&text).map_err(|_| bad("version", "a 26-character ULID"))?,
+        None => fresh_version()?,
+    };
+    let mut split = SplitOptions::new(table.key.clone(), version);
+    split.layout = table.layout.clone();
+    split.compression = match text(options, "codec")?.as_deref() {
+        None | Some("auto") => CodecChoice::Auto,
+        Some(_) => CodecChoice::Fixed(compression(options)?),
+    };
+    split.chunk_item_bytes = size(options, "chunkItemBytes", split.chunk_item_bytes)?;
+    split.parent_budget = size(options, "parentBudget", split.parent_budget)?;
+    split.max_raw_bytes = size(options, "maxRawBytes", split.max_raw_bytes)?;
+    split.inline = flag(options, "inline", true)?;
+    let keep = get(options, "keep");
+    if !keep.is_undefined() {
+        if !Array::is_array(&keep) {
+            return Err(bad("keep", "an array of attribute names"));
+        }
+        let names: &Array = keep.unchecked_ref();
+        split.keep = names
+            .iter()
+            .map(|n| {
+                n.as_string()
+                    .ok_or_else(|| bad("keep", "an array of attribute names"))
+            })
+            .collect::<Result<_, _>>()?;
+    }
+    Ok(split)
+}
+
+/// `mode`: `"auto"` (default), `"atomic"` or `"batch"`.
+pub fn write_mode(options: &JsValue) -> Result<WriteMode, Failure> {
+    match text(options, "mode")?.as_deref() {
+        None | Some("auto") => Ok(WriteMode::Auto),
+        Some("atomic") => Ok(WriteMode::Atomic),
+        Some("batch") => Ok(WriteMode::Batch),
+        Some(_) => Err(bad("mode", "\"auto\", \"atomic\" or \"batch\"")),
+    }
+}
+
+/// A fresh version id: the current time and 80 bits from `crypto.getRandomValues`.
+fn fresh_version() -> Result<VersionId, Failure> {
+    let crypto = get(&js_sys::global(), "crypto");
+    let random = js_sys::Uint8Array::new_with_length(16);
+    let get_random = get(&crypto, "getRandomValues")
+        .dyn_into::<js_sys::Function>()
+        .map_err(|_| {
+            Failure::new(
+                "RANDOM_UNAVAILABLE",
+                "crypto.getRandomValues is not available; pass options.version",
+            )
+        })?;
+    get_random
+        .call1(&crypto, &random)
+        .map_err(|_| Failure::new("RANDOM_UNAVAILABLE", "crypto.getRandomValues failed"))?;
+    let mut bytes = [0u8; 16];
+    random.copy_to(&mut bytes);
+    Ok(VersionId::new(
+        js_sys::Date::now() as u64,
+        u128::from_le_bytes(bytes),
+    ))
+}

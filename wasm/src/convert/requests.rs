@@ -1,0 +1,185 @@
+//! Plans as the exact input objects `@aws-sdk/client-dynamodb` commands
+//! take (`PutItemInput`, `BatchWriteItemInput`, `TransactWriteItemsInput`,
+//! `BatchGetItemInput`, `GetItemInput`, `DeleteItemInput`).
+
+use dynaslice_core::plan::{
+    BatchGet, BatchWrite, Condition, Delete, Get, Put, TransactAction, WriteRequest,
+};
+use dynaslice_core::{Item, SplitItem, WritePlan, WriteSteps};
+use js_sys::{Array, Object};
+use wasm_bindgen::JsValue;
+
+use super::output::{OutputOptions, item_to_js};
+use super::set;
+
+fn item(item: &Item) -> JsValue {
+    // DynamoDB JSON output cannot fail: only plain numbers can.
+    item_to_js(item, &OutputOptions::DYNAMODB).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn condition(object: &Object, condition: &Option<Condition>) {
+    let Some(c) = condition else { return };
+    set(object, "ConditionExpression", &c.expression.as_str().into());
+    let names = Object::new();
+    c.names
+        .iter()
+        .for_each(|(k, v)| set(&names, k, &v.as_str().into()));
+    set(object, "ExpressionAttributeNames", &names);
+    if !c.values.is_empty() {
+        let values: Item = c
+            .values
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        set(object, "ExpressionAttributeValues", &item(&values));
+    }
+}
+
+/// `PutItemInput` (also the `Put` of a transaction).
+pub fn put(p: &Put) -> JsValue {
+    let object = Object::new();
+    set(&object, "TableName", &p.table.as_str().into());
+    set(&object, "Item", &item(&p.item));
+    condition(&object, &p.condition);
+    object.into()
+}
+
+/// `DeleteItemInput` (also the `Delete` of a transaction).
+pub fn delete(d: &Delete) -> JsValue {
+    let object = Object::new();
+    set(&object, "TableName", &d.table.as_str().into());
+    set(&object, "Key", &item(&d.key));
+    condition(&object, &d.condition);
+    object.into()
+}
+
+/// `GetItemInput`.
+pub fn get_item(g: &Get) -> JsValue {
+    let object = Object::new();
+    set(&object, "TableName", &g.table.as_str().into());
+    set(&object, "Key", &item(&g.key));
+    set(&object, "ConsistentRead", &g.consistent.into());
+    object.into()
+}
+
+/// `BatchWriteItemInput`s.
+pub fn batch_writes(batches: &[BatchWrite]) -> Array {
+    batches
+        .iter()
+        .map(|batch| {
+            let by_table = Object::new();
+            for (table, request) in &batch.requests {
+                let list = super::get(&by_table, table);
+                let list: Array = if list.is_undefined() {
+                    let fresh = Array::new();
+                    set(&by_table, table, &fresh);
+                    fresh
+                } else {
+                    list.into()
+                };
+                let entry = Object::new();
+                match request {
+                    WriteRequest::Put(i) => set(&entry, "PutRequest", &single("Item", item(i))),
+                    WriteRequest::Delete(k) => {
+                        set(&entry, "DeleteRequest", &single("Key", item(k)))
+                    }
+                }
+                list.push(&entry);
+            }
+            JsValue::from(single("RequestItems", by_table.into()))
+        })
+        .collect()
+}
+
+/// `TransactWriteItemsInput`.
+pub fn transaction(actions: &[TransactAction]) -> JsValue {
+    let items: Array = actions
+        .iter()
+        .map(|action| match action {
+            TransactAction::Put(p) => JsValue::from(single("Put", put(p))),
+            TransactAction::Delete(d) => JsValue::from(single("Delete", delete(d))),
+        })
+        .collect();
+    single("TransactItems", items.into()).into()
+}
+
+/// `BatchGetItemInput`s.
+pub fn batch_gets(batches: &[BatchGet]) -> Array {
+    batches
+        .iter()
+        .map(|batch| {
+            let keys: Array = batch.keys.iter().map(item).collect();
+            let request = Object::new();
+            set(&request, "Keys", &keys);
+            set(&request, "ConsistentRead", &batch.consistent.into());
+            JsValue::from(single(
+                "RequestItems",
+                single(&batch.table, request.into()).into(),
+            ))
+        })
+        .collect()
+}
+
+/// `{ [key]: value }`.
+fn single(key: &str, value: JsValue) -> Object {
+    let object = Object::new();
+    set(&object, key, &value);
+    object
+}
+
+/// What `split` returns: the parent and chunks (DynamoDB JSON), the
+/// manifest's figures, the requests in the order to send them, and the
+/// write capacity they cost.
+pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
+    let result = Object::new();
+    set(&result, "parent", &item(&split.parent));
+    set(
+        &result,
+        "chunks",
+        &split.chunks.iter().map(item).collect::<Array>(),
+    );
+    if let Some(m) = &split.manifest {
+        let manifest = Object::new();
+        set(&manifest, "version", &m.version.to_text().into());
+        set(&manifest, "codec", &m.codec.name().into());
+        set(&manifest, "chunkCount", &m.chunk_count.into());
+        set(&manifest, "storedBytes", &(m.stored_len as f64).into());
+        set(&manifest, "rawBytes", &(m.raw_len as f64).into());
+        set(&manifest, "inline", &m.inline.is_some().into());
+        set(
+            &manifest,
+            "spilled",
+            &m.spilled
+                .iter()
+                .map(|s| JsValue::from_str(s))
+                .collect::<Array>(),
+        );
+        set(&result, "manifest", &manifest);
+    }
+    let requests = Object::new();
+    let mode = match &plan.steps {
+        WriteSteps::Single(p) => {
+            set(&requests, "putItem", &put(p));
+            "single"
+        }
+        WriteSteps::Atomic(t) => {
+            set(&requests, "transactWriteItems", &transaction(&t.actions));
+            "atomic"
+        }
+        WriteSteps::Batch {
+            chunks,
+            commit,
+            abort,
+        } => {
+            set(&requests, "batchWriteItems", &batch_writes(chunks));
+            set(&requests, "commit", &put(commit));
+            set(&requests, "abort", &batch_writes(abort));
+            "batch"
+        }
+    };
+    set(&requests, "mode", &mode.into());
+    set(&requests, "cleanup", &batch_writes(&plan.cleanup));
+    set(&result, "requests", &requests);
+    set(&result, "writeUnits", &(plan.write_units() as f64).into());
+    result.into()
+}

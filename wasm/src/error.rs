@@ -1,0 +1,95 @@
+//! Errors as JavaScript `Error` objects: `name` is `DynasliceError`, `code`
+//! the core's stable code, and the message carries the numbers. Violations
+//! found by validation travel in `violations`.
+
+use js_sys::{Array, Object, Reflect};
+use wasm_bindgen::JsValue;
+
+/// A failure on its way to JavaScript.
+#[derive(Debug)]
+pub struct Failure {
+    code: &'static str,
+    message: String,
+    violations: Option<Array>,
+}
+
+impl Failure {
+    /// A failure with a code and a message.
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            violations: None,
+        }
+    }
+
+    /// Bad input from JavaScript: a wrong type or shape, with where.
+    pub fn input(path: &str, message: impl std::fmt::Display) -> Self {
+        let at = if path.is_empty() {
+            String::new()
+        } else {
+            format!("{path}: ")
+        };
+        Self::new("INPUT_INVALID", format!("{at}{message}"))
+    }
+
+    /// Attaches the violation list (objects with `code`, `path`, `message`).
+    pub fn with_violations(mut self, violations: Array) -> Self {
+        self.violations = Some(violations);
+        self
+    }
+
+    /// The stable code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+}
+
+/// Any core error with a `code()` and a message.
+macro_rules! core_failures {
+    ($($t:ty),*) => {
+        $(impl From<$t> for Failure {
+            fn from(e: $t) -> Self {
+                Self::new(e.code(), e.to_string())
+            }
+        })*
+    };
+}
+core_failures!(
+    dynaslice_core::CodecError,
+    dynaslice_core::ReassembleError,
+    dynaslice_core::PlanError,
+    dynaslice_core::NumberError,
+    dynaslice_core::ChunkKeyError,
+    dynaslice_core::ManifestError,
+    dynaslice_core::DecodeError
+);
+
+impl From<dynaslice_core::SplitError> for Failure {
+    fn from(e: dynaslice_core::SplitError) -> Self {
+        let violations = match &e {
+            dynaslice_core::SplitError::Invalid { violations } => {
+                Some(crate::convert::violations(violations))
+            }
+            _ => None,
+        };
+        let failure = Self::new(e.code(), e.to_string());
+        match violations {
+            Some(v) => failure.with_violations(v),
+            None => failure,
+        }
+    }
+}
+
+impl From<Failure> for JsValue {
+    fn from(f: Failure) -> Self {
+        let error = js_sys::Error::new(&f.message);
+        error.set_name("DynasliceError");
+        let object: &Object = error.as_ref();
+        let _ = Reflect::set(object, &"code".into(), &f.code.into());
+        if let Some(v) = f.violations {
+            let _ = Reflect::set(object, &"violations".into(), &v);
+        }
+        error.into()
+    }
+}
