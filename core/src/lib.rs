@@ -9,6 +9,7 @@ extern crate std;
 
 pub mod capacity;
 pub mod codec;
+mod cutter;
 pub mod digest;
 pub mod encoding;
 pub mod key;
@@ -19,6 +20,7 @@ pub mod plan;
 mod reassemble;
 pub mod size;
 mod split;
+mod stream_split;
 mod validate;
 mod value;
 pub mod version;
@@ -37,6 +39,7 @@ pub use split::{
     CodecChoice, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitError, SplitItem, SplitOptions,
     split_item,
 };
+pub use stream_split::StreamSplit;
 pub use validate::{MAX_NESTING_DEPTH, ValidateOptions, Violation, ViolationKind, validate_item};
 pub use value::{AttributeValue, Item};
 pub use version::VersionId;

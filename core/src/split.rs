@@ -8,7 +8,8 @@ use core::fmt;
 use crate::codec::{
     self, Codec, CodecError, Compression, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES, FrameHeader,
 };
-use crate::digest::{Digester, chunk_digest};
+use crate::cutter::Cutter;
+use crate::digest::Digester;
 use crate::encoding::{EncodedStream, encode_attributes};
 use crate::key::KeySchema;
 use crate::layout::{ChunkKeyError, Layout, MAX_CHUNKS, chunk_key};
@@ -128,6 +129,13 @@ pub enum SplitError {
     ChunkKey(ChunkKeyError),
     /// Compression failed.
     Codec(CodecError),
+    /// A streamed payload's length differs from the length declared.
+    StreamLength {
+        /// Bytes declared when the stream began.
+        declared: u64,
+        /// Bytes received (at least this many, when too many).
+        received: u64,
+    },
 }
 
 impl SplitError {
@@ -141,6 +149,7 @@ impl SplitError {
             Self::BadOptions { .. } => "OPTIONS_INVALID",
             Self::ChunkKey(e) => e.code(),
             Self::Codec(e) => e.code(),
+            Self::StreamLength { .. } => "STREAM_LENGTH_MISMATCH",
         }
     }
 }
@@ -171,6 +180,9 @@ impl fmt::Display for SplitError {
             Self::BadOptions { reason } => write!(f, "invalid split options: {reason}"),
             Self::ChunkKey(e) => e.fmt(f),
             Self::Codec(e) => e.fmt(f),
+            Self::StreamLength { declared, received } => {
+                write!(f, "stream declared {declared} bytes, received {received}")
+            }
         }
     }
 }
@@ -305,7 +317,7 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
             limit: options.item_limit,
         });
     }
-    let (pieces, digest) = payload.cut(data_bytes, &options.version.to_text());
+    let (pieces, digest) = payload.cut(data_bytes, options.version.to_text());
     manifest.digest = digest;
     let chunks = pieces
         .into_iter()
@@ -322,7 +334,7 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
 /// An attribute with its exact size.
 type Sized<'a> = (&'a String, &'a AttributeValue, usize);
 
-fn check_options(options: &SplitOptions) -> Result<(), SplitError> {
+pub(crate) fn check_options(options: &SplitOptions) -> Result<(), SplitError> {
     let bad = |reason| Err(SplitError::BadOptions { reason });
     if options.chunk_item_bytes > MAX_ITEM_BYTES || options.item_limit > MAX_ITEM_BYTES {
         return bad("chunk_item_bytes and item_limit may not exceed 409600");
@@ -392,7 +404,7 @@ fn worst_case_manifest_size(spilled: &[String]) -> usize {
 
 /// Frame bytes that fit in one chunk item: the item limit less the chunk's
 /// key and attribute names and the digest, computed from a real chunk key.
-fn chunk_data_bytes(key: &Item, options: &SplitOptions) -> Result<usize, SplitError> {
+pub(crate) fn chunk_data_bytes(key: &Item, options: &SplitOptions) -> Result<usize, SplitError> {
     let empty = chunk_item(key, options, 0, Vec::new(), 0)?;
     let overhead = item_size(&empty);
     let data = options.chunk_item_bytes.saturating_sub(overhead);
@@ -405,7 +417,7 @@ fn chunk_data_bytes(key: &Item, options: &SplitOptions) -> Result<usize, SplitEr
 }
 
 /// A chunk item: its key, its digest (computed when it was cut) and its data.
-fn chunk_item(
+pub(crate) fn chunk_item(
     key: &Item,
     options: &SplitOptions,
     seq: u32,
@@ -475,22 +487,25 @@ impl<'a> Payload<'a> {
 
     /// The whole frame in one buffer, and the raw stream's digest.
     fn to_frame(&self) -> (Vec<u8>, u64) {
-        let mut cutter = Cutter::new(self.len(), "", self.len());
+        let mut cutter = Cutter::new(self.len(), String::new(), Some(self.len()));
         let digest = self.write(&mut cutter);
-        let (frame, _) = cutter.finish().pop().unwrap_or_default();
-        (frame, digest)
+        let (_, mut frames) = cutter.finish();
+        (
+            frames.pop().map(|(frame, _)| frame).unwrap_or_default(),
+            digest,
+        )
     }
 
     /// The frame cut into pieces of `size` bytes (the last may be shorter),
     /// each with its chunk digest, and the raw stream's digest. Each byte is
     /// copied once and hashed right after, while it is still in cache.
-    fn cut(&self, size: usize, version: &str) -> (Vec<(Vec<u8>, u64)>, u64) {
-        let mut cutter = Cutter::new(size, version, self.len());
+    fn cut(&self, size: usize, version: String) -> (Vec<(Vec<u8>, u64)>, u64) {
+        let mut cutter = Cutter::new(size, version, Some(self.len()));
         let digest = self.write(&mut cutter);
-        (cutter.finish(), digest)
+        (cutter.finish().1, digest)
     }
 
-    fn write(&self, cutter: &mut Cutter<'_>) -> u64 {
+    fn write(&self, cutter: &mut Cutter) -> u64 {
         match self {
             Self::Stored { header, stream } => {
                 cutter.write(header, None);
@@ -507,59 +522,5 @@ impl<'a> Payload<'a> {
                 *digest
             }
         }
-    }
-}
-
-/// Fills chunk buffers of a fixed size from a sequence of slices.
-struct Cutter<'v> {
-    size: usize,
-    version: &'v str,
-    current: Vec<u8>,
-    done: Vec<(Vec<u8>, u64)>,
-    /// Bytes not yet written.
-    remaining: usize,
-}
-
-impl<'v> Cutter<'v> {
-    fn new(size: usize, version: &'v str, total: usize) -> Self {
-        Self {
-            size,
-            version,
-            current: Vec::with_capacity(size.min(total)),
-            done: Vec::with_capacity(total.div_ceil(size)),
-            remaining: total,
-        }
-    }
-
-    /// Appends `slice`, feeding each copied piece to `digester` too.
-    fn write(&mut self, mut slice: &[u8], mut digester: Option<&mut Digester>) {
-        while !slice.is_empty() {
-            let take = slice.len().min(self.size - self.current.len());
-            let (piece, rest) = slice.split_at(take);
-            self.current.extend_from_slice(piece);
-            if let Some(d) = digester.as_deref_mut() {
-                d.update(piece);
-            }
-            self.remaining -= take;
-            slice = rest;
-            if self.current.len() == self.size {
-                self.seal();
-            }
-        }
-    }
-
-    /// Closes the current chunk, digesting it while it is in cache.
-    fn seal(&mut self) {
-        let next = Vec::with_capacity(self.size.min(self.remaining));
-        let data = core::mem::replace(&mut self.current, next);
-        let digest = chunk_digest(&data, self.version, self.done.len() as u32);
-        self.done.push((data, digest));
-    }
-
-    fn finish(mut self) -> Vec<(Vec<u8>, u64)> {
-        if !self.current.is_empty() {
-            self.seal();
-        }
-        self.done
     }
 }

@@ -4,6 +4,10 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
+use miniz_oxide::deflate::core::{
+    CompressorOxide, TDEFLFlush, TDEFLStatus, compress as deflate,
+    create_comp_flags_from_zip_params,
+};
 use miniz_oxide::deflate::{compress_to_vec, compress_to_vec_zlib};
 use miniz_oxide::inflate::TINFLStatus;
 use miniz_oxide::inflate::core::{DecompressorOxide, decompress as inflate, inflate_flags};
@@ -108,4 +112,61 @@ fn gzip_body_start(body: &[u8]) -> Option<usize> {
         at += 2;
     }
     (at <= body.len()).then_some(at)
+}
+
+/// A deflate, zlib or gzip encoder fed in pieces, for the streaming splitter:
+/// its output goes to a sink as it is produced, so memory stays bounded.
+pub(crate) struct DeflateStream {
+    compressor: alloc::boxed::Box<CompressorOxide>,
+    codec: Codec,
+    crc: crc32fast::Hasher,
+    len: u64,
+    out: Vec<u8>,
+}
+
+impl DeflateStream {
+    /// An encoder for `codec` (deflate, zlib or gzip) at `level`.
+    pub(crate) fn new(codec: Codec, level: u8, sink: &mut dyn FnMut(&[u8])) -> Self {
+        // Positive window bits ask miniz for the zlib wrapper (and its Adler-32).
+        let window_bits = if codec == Codec::Zlib { 15 } else { -15 };
+        let flags = create_comp_flags_from_zip_params(level.into(), window_bits, 0);
+        if codec == Codec::Gzip {
+            sink(&GZIP_HEADER);
+        }
+        Self {
+            compressor: alloc::boxed::Box::new(CompressorOxide::new(flags)),
+            codec,
+            crc: crc32fast::Hasher::new(),
+            len: 0,
+            out: vec![0; 64 * 1024],
+        }
+    }
+
+    /// Compresses the next piece of raw bytes.
+    pub(crate) fn write(&mut self, mut input: &[u8], sink: &mut dyn FnMut(&[u8])) {
+        self.crc.update(input);
+        self.len += input.len() as u64;
+        while !input.is_empty() {
+            let (_, consumed, produced) =
+                deflate(&mut self.compressor, input, &mut self.out, TDEFLFlush::None);
+            sink(&self.out[..produced]);
+            input = &input[consumed..];
+        }
+    }
+
+    /// Ends the stream (and writes gzip's trailer).
+    pub(crate) fn finish(mut self, sink: &mut dyn FnMut(&[u8])) {
+        loop {
+            let (status, _, produced) =
+                deflate(&mut self.compressor, &[], &mut self.out, TDEFLFlush::Finish);
+            sink(&self.out[..produced]);
+            if status != TDEFLStatus::Okay {
+                break;
+            }
+        }
+        if self.codec == Codec::Gzip {
+            sink(&self.crc.finalize().to_le_bytes());
+            sink(&(self.len as u32).to_le_bytes());
+        }
+    }
 }

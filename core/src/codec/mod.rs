@@ -20,6 +20,8 @@ use core::fmt;
 
 pub use auto::choose_compression;
 pub(crate) use auto::{choose_for_sample, sample_of};
+#[cfg(feature = "deflate")]
+pub(crate) use deflate::DeflateStream;
 pub use error::CodecError;
 
 use crate::digest::digest;

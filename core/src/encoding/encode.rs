@@ -170,3 +170,17 @@ pub fn encode_attributes<'a>(
     stream.flush_own();
     stream
 }
+
+/// The start of a value stream holding one binary attribute of `len`
+/// bytes, up to where those bytes begin: for payloads that arrive in pieces.
+pub fn binary_attribute_prefix(name: &str, len: u64) -> Vec<u8> {
+    let mut stream = EncodedStream::new();
+    stream.own.extend_from_slice(STREAM_MAGIC);
+    stream.byte(STREAM_VERSION);
+    stream.varint(1);
+    stream.varint(name.len() as u64);
+    stream.own.extend_from_slice(name.as_bytes());
+    stream.byte(tag::B);
+    stream.varint(len);
+    stream.own
+}

@@ -7,7 +7,7 @@ mod encode;
 mod multislice;
 
 pub use decode::{DecodeError, decode_attributes, decode_attributes_from};
-pub use encode::{EncodedStream, encode_attributes};
+pub use encode::{EncodedStream, binary_attribute_prefix, encode_attributes};
 pub use multislice::MultiSlice;
 
 /// First bytes of every value stream.

@@ -1,0 +1,250 @@
+//! Splitting a large binary payload that arrives in pieces (a file, a
+//! network stream) without ever holding it whole: memory stays within one
+//! chunk and the compressor's state, whatever the payload's size.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::codec::{Codec, Compression, FrameHeader};
+use crate::cutter::Cutter;
+use crate::digest::Digester;
+use crate::encoding::binary_attribute_prefix;
+use crate::layout::MAX_CHUNKS;
+use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
+use crate::size::item_size;
+use crate::split::{
+    SplitError, SplitItem, SplitOptions, check_options, chunk_data_bytes, chunk_item,
+};
+use crate::validate::{ValidateOptions, validate_item};
+use crate::value::Item;
+
+/// The encoder between the raw value stream and the chunks.
+enum Encoder {
+    Stored,
+    #[cfg(feature = "deflate")]
+    Deflate(crate::codec::DeflateStream),
+}
+
+/// Splits an item whose one large binary attribute arrives in pieces.
+///
+/// The result is the same kind of virtual item [`crate::split_item`] makes
+/// (always chunked, never inline): [`crate::reassemble`] reads it back with
+/// the attribute as one `B` value.
+///
+/// ```
+/// use dynaslice_core::*;
+/// let schema = KeySchema::partition("pk", KeyType::S);
+/// let mut parent = Item::new();
+/// parent.insert("pk".into(), AttributeValue::S("video".into()));
+/// let options = SplitOptions::new(schema.clone(), VersionId::new(1_763_683_200_000, 3));
+/// let mut stream = StreamSplit::new(parent, "data".into(), 1_000_000, Compression::NONE, &options).unwrap();
+/// let mut chunks = Vec::new();
+/// for piece in vec![9u8; 1_000_000].chunks(65_536) {
+///     chunks.extend(stream.push(piece).unwrap()); // complete chunks, ready to upload
+/// }
+/// let split = stream.finish().unwrap();
+/// chunks.extend(split.chunks);
+/// let item = reassemble(&split.parent, &chunks, &ReassembleOptions::new(&schema, &options.layout)).unwrap();
+/// assert_eq!(item["data"], AttributeValue::B(vec![9; 1_000_000]));
+/// ```
+pub struct StreamSplit {
+    options: SplitOptions,
+    key: Item,
+    parent: Item,
+    attribute: String,
+    codec: Codec,
+    declared: u64,
+    received: u64,
+    stream_len: u64,
+    digest: Digester,
+    encoder: Encoder,
+    cutter: Cutter,
+    data_bytes: usize,
+}
+
+impl StreamSplit {
+    /// Starts splitting: `parent` holds the item's key and small attributes,
+    /// `attribute` names the binary attribute whose `len` bytes will follow
+    /// through [`StreamSplit::push`]. Streaming supports the codecs `none`,
+    /// `deflate`, `zlib` and `gzip`.
+    pub fn new(
+        parent: Item,
+        attribute: String,
+        len: u64,
+        compression: Compression,
+        options: &SplitOptions,
+    ) -> Result<Self, SplitError> {
+        check_options(options)?;
+        compression.codec.check_level(compression.level)?;
+        if parent.contains_key(MANIFEST_ATTRIBUTE) || attribute == MANIFEST_ATTRIBUTE {
+            return Err(SplitError::ReservedAttribute {
+                name: MANIFEST_ATTRIBUTE,
+            });
+        }
+        if parent.contains_key(&attribute) || options.key.is_key(&attribute) {
+            return Err(SplitError::BadOptions {
+                reason: "the streamed attribute must not also be on the parent or be a key",
+            });
+        }
+        let validation = ValidateOptions {
+            key: Some(&options.key),
+            max_item_bytes: options.item_limit,
+        };
+        let violations = validate_item(&parent, &validation);
+        if !violations.is_empty() {
+            return Err(SplitError::Invalid { violations });
+        }
+        let prefix = binary_attribute_prefix(&attribute, len);
+        let stream_len = prefix.len() as u64 + len;
+        if stream_len > options.max_raw_bytes as u64 {
+            return Err(SplitError::TooLarge {
+                size: usize::try_from(stream_len).unwrap_or(usize::MAX),
+                limit: options.max_raw_bytes,
+            });
+        }
+        let key = options.key.key_of(&parent);
+        let data_bytes = chunk_data_bytes(&key, options)?;
+        let mut cutter = Cutter::new(data_bytes, options.version.to_text(), None);
+        let header = FrameHeader {
+            codec: compression.codec,
+            raw_len: stream_len,
+        };
+        cutter.write(&header.to_bytes(), None);
+        let encoder = match compression.codec {
+            Codec::None => Encoder::Stored,
+            #[cfg(feature = "deflate")]
+            Codec::Deflate | Codec::Zlib | Codec::Gzip => {
+                Encoder::Deflate(crate::codec::DeflateStream::new(
+                    compression.codec,
+                    compression.level.unwrap_or(6),
+                    &mut |out| cutter.write(out, None),
+                ))
+            }
+            _ => {
+                return Err(SplitError::BadOptions {
+                    reason: "streaming supports the codecs none, deflate, zlib and gzip",
+                });
+            }
+        };
+        let mut split = Self {
+            options: options.clone(),
+            key,
+            parent,
+            attribute,
+            codec: compression.codec,
+            declared: len,
+            received: 0,
+            stream_len,
+            digest: Digester::new(),
+            encoder,
+            cutter,
+            data_bytes,
+        };
+        split.raw(&prefix);
+        Ok(split)
+    }
+
+    /// Payload bytes received so far.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    /// Takes the next piece of the payload; returns the chunk items it
+    /// completed, in sequence order, ready to write.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Item>, SplitError> {
+        let received = self.received + bytes.len() as u64;
+        if received > self.declared {
+            return Err(SplitError::StreamLength {
+                declared: self.declared,
+                received,
+            });
+        }
+        self.raw(bytes);
+        self.received = received;
+        let (first, sealed) = self.cutter.take_sealed();
+        self.chunk_items(first, sealed)
+    }
+
+    /// Ends the payload: returns the parent (with its manifest) and the last
+    /// chunk items not yet returned by [`StreamSplit::push`].
+    pub fn finish(mut self) -> Result<SplitItem, SplitError> {
+        if self.received != self.declared {
+            return Err(SplitError::StreamLength {
+                declared: self.declared,
+                received: self.received,
+            });
+        }
+        let Self {
+            encoder, cutter, ..
+        } = &mut self;
+        match core::mem::replace(encoder, Encoder::Stored) {
+            Encoder::Stored => {}
+            #[cfg(feature = "deflate")]
+            Encoder::Deflate(stream) => stream.finish(&mut |out| cutter.write(out, None)),
+        }
+        let digest = self.digest.finish();
+        self.cutter.write(&digest.to_le_bytes(), None);
+        let stored_len = self.cutter.written();
+        let cutter = core::mem::replace(&mut self.cutter, Cutter::new(1, String::new(), None));
+        let (first, rest) = cutter.finish();
+        let chunk_count = first as usize + rest.len();
+        if chunk_count > MAX_CHUNKS as usize {
+            return Err(SplitError::TooLarge {
+                size: usize::try_from(stored_len).unwrap_or(usize::MAX),
+                limit: MAX_CHUNKS as usize * self.data_bytes,
+            });
+        }
+        let manifest = Manifest {
+            version: self.options.version,
+            layout: self.options.layout.name().into(),
+            codec: self.codec,
+            chunk_count: chunk_count as u32,
+            chunk_bytes: self.data_bytes as u32,
+            stored_len,
+            raw_len: self.stream_len,
+            digest,
+            spilled: alloc::vec![self.attribute.clone()],
+            inline: None,
+        };
+        let mut parent = core::mem::take(&mut self.parent);
+        parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
+        let size = item_size(&parent);
+        if size > self.options.item_limit {
+            return Err(SplitError::ParentTooLarge {
+                size,
+                limit: self.options.item_limit,
+            });
+        }
+        let chunks = self.chunk_items(first, rest)?;
+        Ok(SplitItem {
+            parent,
+            chunks,
+            manifest: Some(manifest),
+        })
+    }
+
+    /// Feeds raw value-stream bytes to the digest and the encoder.
+    fn raw(&mut self, bytes: &[u8]) {
+        self.digest.update(bytes);
+        let Self {
+            encoder, cutter, ..
+        } = self;
+        match encoder {
+            Encoder::Stored => cutter.write(bytes, None),
+            #[cfg(feature = "deflate")]
+            Encoder::Deflate(stream) => stream.write(bytes, &mut |out| cutter.write(out, None)),
+        }
+    }
+
+    fn chunk_items(
+        &self,
+        first: u32,
+        sealed: Vec<(Vec<u8>, u64)>,
+    ) -> Result<Vec<Item>, SplitError> {
+        sealed
+            .into_iter()
+            .zip(first..)
+            .map(|((data, digest), seq)| chunk_item(&self.key, &self.options, seq, data, digest))
+            .collect()
+    }
+}
