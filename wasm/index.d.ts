@@ -334,6 +334,77 @@ export function readRequests(parent: DynamoItemInput, options: ReadOptions): Rea
 /** The requests deleting a stored item: the parent first, then its chunks. */
 export function deleteRequests(parent: DynamoItemInput, options: TableOptions): DeleteRequests;
 
+/** Options of {@link Splitter} and {@link splitStream}. */
+export interface StreamOptions extends TableOptions, InputOptions {
+  /** Name of the binary attribute the streamed bytes become. */
+  attribute: string;
+  /** The payload's exact length in bytes (for a `Blob`, `splitStream` reads `blob.size`). */
+  size: number;
+  /** `"none"` (default), `"deflate"`, `"zlib"` or `"gzip"`: the codecs that compress as bytes arrive. */
+  codec?: 'none' | 'deflate' | 'zlib' | 'gzip';
+  /** deflate family: 0 to 10 (default 6). */
+  level?: number;
+  /** Largest chunk item in bytes, exact (default and maximum 409,600). */
+  chunkItemBytes?: number;
+  /** Largest payload accepted (default 64 MiB). */
+  maxRawBytes?: number;
+  /** What the write replaces, as in {@link SplitOptions.expect}. */
+  expect?: 'absent' | 'any' | DynamoItemInput;
+  /** The write's version id (a ULID); default: a fresh one. */
+  version?: string;
+}
+
+/**
+ * The streaming splitter: an item whose one large binary attribute arrives
+ * in pieces. Never holds more than the chunk it is filling. Call `free()`
+ * when done (or use {@link splitStream}, which does).
+ */
+export class Splitter {
+  /** `item`: the key and small attributes (in `options.format`). */
+  constructor(item: DynamoItemInput | PlainItem, options: StreamOptions);
+  /** Payload bytes received so far. */
+  readonly received: number;
+  /** Takes the next bytes; returns the chunk items they completed, ready to write. */
+  push(bytes: Uint8Array): DynamoItem[];
+  /**
+   * Ends the payload (throws `STREAM_LENGTH_MISMATCH` if fewer bytes than `size` came).
+   * `chunks` are the last chunk items; `requests` has mode `"batch"` with no
+   * `batchWriteItems` (the chunks were written as they came), then `commit`,
+   * `abort` and `cleanup`; `writeUnits` covers every chunk and the commit.
+   */
+  finish(): SplitResult;
+  /** Releases the WebAssembly memory it holds. */
+  free(): void;
+}
+
+/** Progress of {@link splitStream}. */
+export interface StreamProgress {
+  /** Payload bytes read so far. */
+  bytesRead: number;
+  /** The payload's size. */
+  totalBytes: number;
+  /** Chunk items produced so far. */
+  chunks: number;
+}
+
+/**
+ * Splits a `Blob`, a `ReadableStream`, or any async iterable of `Uint8Array`
+ * (Node streams) as the binary attribute `options.attribute` of `item`.
+ * Each chunk item is passed to `onChunk`, awaited before more is read, so a
+ * slow upload holds the reading back and memory stays bounded.
+ * Resolves to {@link Splitter.finish}'s result (its last `chunks` already
+ * went to `onChunk`).
+ */
+export function splitStream(
+  source: Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+  item: DynamoItemInput | PlainItem,
+  options: Omit<StreamOptions, 'size'> & {
+    size?: number;
+    onChunk?: (chunk: DynamoItem) => void | Promise<void>;
+    onProgress?: (progress: StreamProgress) => void;
+  },
+): Promise<SplitResult>;
+
 /** Browsers: loads the WebAssembly module (fetched next to this file by default). Resolves when ready. */
 export default function init(source?: RequestInfo | URL | Response | BufferSource | WebAssembly.Module): Promise<void>;
 

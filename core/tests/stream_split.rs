@@ -152,3 +152,72 @@ fn lengths_that_lie_and_unstreamable_codecs_are_refused() {
         .unwrap();
     assert_eq!(err.code(), "KEY_MISSING");
 }
+
+#[test]
+fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
+    use dynaslice_core::Expect;
+    use dynaslice_core::plan::{WriteRequest, plan_streamed_commit};
+    let options = options(Layout::default(), 409_600);
+    let payload = generate::bulk(9, 1_500_000, false);
+    let mut splitter = StreamSplit::new(
+        parent(),
+        "data".into(),
+        payload.len() as u64,
+        Compression::NONE,
+        &options,
+    )
+    .unwrap();
+    let mut chunks = splitter.push(&payload).unwrap();
+    let split = splitter.finish().unwrap();
+    chunks.extend(split.chunks.iter().cloned());
+    let target = dynaslice_core::Target {
+        table: "files",
+        chunk_table: "files_chunks",
+        key: &options.key,
+        layout: &options.layout,
+    };
+    let replaced = Expect::Version {
+        version: VersionId::new(1, 1),
+        chunk_count: 2,
+    };
+    let plan = plan_streamed_commit(&split, &target, &replaced).unwrap();
+    let dynaslice_core::WriteSteps::Batch {
+        chunks: to_write,
+        commit,
+        abort,
+    } = &plan.steps
+    else {
+        panic!("a streamed write is a batch write")
+    };
+    assert!(to_write.is_empty(), "the chunks were written as they came");
+    assert_eq!(commit.item, split.parent);
+    assert_eq!(commit.condition.as_ref().unwrap().expression, "#m.#v = :v");
+    let keys_of = |batches: &[dynaslice_core::plan::BatchWrite]| -> Vec<AttributeValue> {
+        batches
+            .iter()
+            .flat_map(|b| &b.requests)
+            .map(|(_, r)| match r {
+                WriteRequest::Delete(key) => key["pk"].clone(),
+                WriteRequest::Put(_) => panic!("only deletes"),
+            })
+            .collect()
+    };
+    let written: Vec<AttributeValue> = chunks.iter().map(|c| c["pk"].clone()).collect();
+    assert_eq!(
+        keys_of(abort),
+        written,
+        "abort deletes exactly this write's chunks"
+    );
+    assert_eq!(keys_of(&plan.cleanup).len(), 2);
+    assert!(keys_of(&plan.cleanup).iter().all(|k| !written.contains(k)));
+    let reused = Expect::Version {
+        version: options.version,
+        chunk_count: 1,
+    };
+    assert_eq!(
+        plan_streamed_commit(&split, &target, &reused)
+            .unwrap_err()
+            .code(),
+        "VERSION_REUSED"
+    );
+}

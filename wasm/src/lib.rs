@@ -4,6 +4,7 @@
 
 mod convert;
 mod error;
+mod splitter;
 
 use dynaslice_core::{Expect, MAX_ITEM_BYTES, ValidateOptions, plan};
 use js_sys::{Array, Object};
@@ -11,6 +12,8 @@ use wasm_bindgen::prelude::*;
 
 use convert::{TableOptions, set};
 use error::Failure;
+
+pub use splitter::Splitter;
 
 type JsResult<T> = Result<T, JsValue>;
 
@@ -76,7 +79,7 @@ pub fn split(item: JsValue, options: JsValue) -> JsResult<JsValue> {
 
 /// What the write replaces: `expect` is `"absent"` (default), `"any"`, or
 /// the stored parent as read (DynamoDB JSON).
-fn expectation(options: &JsValue, table: &TableOptions) -> Result<Expect, Failure> {
+pub(crate) fn expectation(options: &JsValue, table: &TableOptions) -> Result<Expect, Failure> {
     let expect = convert::get(options, "expect");
     match expect.as_string().as_deref() {
         _ if expect.is_undefined() || expect.is_null() => Ok(Expect::Absent),

@@ -12,7 +12,10 @@ pub use delete::{DeletePlan, plan_delete};
 pub use error::PlanError;
 pub use ops::*;
 pub use read::{ReadPlan, parent_get, plan_read};
-pub use write::{Expect, WriteMode, WritePlan, WriteSteps, interleave_chunk_writes, plan_write};
+pub use write::{
+    Expect, WriteMode, WritePlan, WriteSteps, interleave_chunk_writes, plan_streamed_commit,
+    plan_write,
+};
 
 use crate::key::KeySchema;
 use crate::layout::Layout;

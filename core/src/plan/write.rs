@@ -179,18 +179,7 @@ pub fn plan_write(
         condition: expect.condition(target.key),
     };
     let new_version = split.manifest.as_ref().map(|m| m.version);
-    if let Expect::Version { version, .. } = expect
-        && new_version == Some(*version)
-    {
-        return Err(PlanError::VersionReused);
-    }
-    let cleanup = match expect {
-        Expect::Version {
-            version,
-            chunk_count,
-        } => chunk_deletes(target, &split.parent, *version, *chunk_count)?,
-        _ => Vec::new(),
-    };
+    let cleanup = replaced_chunks(split, target, expect)?;
     if split.chunks.is_empty() {
         return Ok(WritePlan {
             steps: WriteSteps::Single(commit),
@@ -234,6 +223,55 @@ pub fn plan_write(
         }
     };
     Ok(WritePlan { steps, cleanup })
+}
+
+/// The deletes of the chunks of the version `expect` replaces, after
+/// checking the new write does not reuse its version id.
+fn replaced_chunks(
+    split: &SplitItem,
+    target: &Target<'_>,
+    expect: &Expect,
+) -> Result<Vec<BatchWrite>, PlanError> {
+    let Expect::Version {
+        version,
+        chunk_count,
+    } = expect
+    else {
+        return Ok(Vec::new());
+    };
+    if split.manifest.as_ref().map(|m| m.version) == Some(*version) {
+        return Err(PlanError::VersionReused);
+    }
+    chunk_deletes(target, &split.parent, *version, *chunk_count)
+}
+
+/// Plans the rest of a streamed write ([`crate::StreamSplit`]), whose chunks
+/// the caller wrote as they came: the commit, the abort (deletes of all of
+/// this write's chunks) and the cleanup of the replaced version. Its batch
+/// step has no chunk writes left.
+pub fn plan_streamed_commit(
+    split: &SplitItem,
+    target: &Target<'_>,
+    expect: &Expect,
+) -> Result<WritePlan, PlanError> {
+    let cleanup = replaced_chunks(split, target, expect)?;
+    let abort = match &split.manifest {
+        Some(m) => chunk_deletes(target, &split.parent, m.version, m.chunk_count)?,
+        None => Vec::new(),
+    };
+    let commit = Put {
+        table: target.table.to_string(),
+        item: split.parent.clone(),
+        condition: expect.condition(target.key),
+    };
+    Ok(WritePlan {
+        steps: WriteSteps::Batch {
+            chunks: Vec::new(),
+            commit,
+            abort,
+        },
+        cleanup,
+    })
 }
 
 /// Batches deleting chunks `0..count` of `version` of the item keyed by `parent`.

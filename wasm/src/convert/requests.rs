@@ -12,7 +12,8 @@ use wasm_bindgen::JsValue;
 use super::output::{OutputOptions, item_to_js};
 use super::set;
 
-fn item(item: &Item) -> JsValue {
+/// An item as DynamoDB JSON.
+pub fn dynamodb_item(item: &Item) -> JsValue {
     // DynamoDB JSON output cannot fail: only plain numbers can.
     item_to_js(item, &OutputOptions::DYNAMODB).unwrap_or(JsValue::UNDEFINED)
 }
@@ -31,7 +32,7 @@ fn condition(object: &Object, condition: &Option<Condition>) {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        set(object, "ExpressionAttributeValues", &item(&values));
+        set(object, "ExpressionAttributeValues", &dynamodb_item(&values));
     }
 }
 
@@ -39,7 +40,7 @@ fn condition(object: &Object, condition: &Option<Condition>) {
 pub fn put(p: &Put) -> JsValue {
     let object = Object::new();
     set(&object, "TableName", &p.table.as_str().into());
-    set(&object, "Item", &item(&p.item));
+    set(&object, "Item", &dynamodb_item(&p.item));
     condition(&object, &p.condition);
     object.into()
 }
@@ -48,7 +49,7 @@ pub fn put(p: &Put) -> JsValue {
 pub fn delete(d: &Delete) -> JsValue {
     let object = Object::new();
     set(&object, "TableName", &d.table.as_str().into());
-    set(&object, "Key", &item(&d.key));
+    set(&object, "Key", &dynamodb_item(&d.key));
     condition(&object, &d.condition);
     object.into()
 }
@@ -57,7 +58,7 @@ pub fn delete(d: &Delete) -> JsValue {
 pub fn get_item(g: &Get) -> JsValue {
     let object = Object::new();
     set(&object, "TableName", &g.table.as_str().into());
-    set(&object, "Key", &item(&g.key));
+    set(&object, "Key", &dynamodb_item(&g.key));
     set(&object, "ConsistentRead", &g.consistent.into());
     object.into()
 }
@@ -79,9 +80,11 @@ pub fn batch_writes(batches: &[BatchWrite]) -> Array {
                 };
                 let entry = Object::new();
                 match request {
-                    WriteRequest::Put(i) => set(&entry, "PutRequest", &single("Item", item(i))),
+                    WriteRequest::Put(i) => {
+                        set(&entry, "PutRequest", &single("Item", dynamodb_item(i)))
+                    }
                     WriteRequest::Delete(k) => {
-                        set(&entry, "DeleteRequest", &single("Key", item(k)))
+                        set(&entry, "DeleteRequest", &single("Key", dynamodb_item(k)))
                     }
                 }
                 list.push(&entry);
@@ -108,7 +111,7 @@ pub fn batch_gets(batches: &[BatchGet]) -> Array {
     batches
         .iter()
         .map(|batch| {
-            let keys: Array = batch.keys.iter().map(item).collect();
+            let keys: Array = batch.keys.iter().map(dynamodb_item).collect();
             let request = Object::new();
             set(&request, "Keys", &keys);
             set(&request, "ConsistentRead", &batch.consistent.into());
@@ -132,11 +135,11 @@ fn single(key: &str, value: JsValue) -> Object {
 /// write capacity they cost.
 pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
     let result = Object::new();
-    set(&result, "parent", &item(&split.parent));
+    set(&result, "parent", &dynamodb_item(&split.parent));
     set(
         &result,
         "chunks",
-        &split.chunks.iter().map(item).collect::<Array>(),
+        &split.chunks.iter().map(dynamodb_item).collect::<Array>(),
     );
     if let Some(m) = &split.manifest {
         let manifest = Object::new();

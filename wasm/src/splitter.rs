@@ -1,0 +1,105 @@
+//! `Splitter`: the streaming splitter as a JavaScript class, for payloads
+//! too large to hold (a `Blob`, a `ReadableStream`, a Node stream).
+
+use dynaslice_core::{Compression, Expect, StreamSplit, item_size, plan, write_units};
+use js_sys::Array;
+use wasm_bindgen::prelude::*;
+
+use crate::convert::{self, TableOptions, set};
+use crate::error::Failure;
+
+/// Splits an item whose one large binary attribute arrives in pieces.
+/// `push` returns each chunk item as soon as it is complete; `finish`
+/// returns the parent and the requests that commit it.
+#[wasm_bindgen]
+pub struct Splitter {
+    inner: Option<StreamSplit>,
+    table: TableOptions,
+    expect: Expect,
+    /// Write capacity of the chunks returned so far.
+    write_units: u64,
+}
+
+#[wasm_bindgen]
+impl Splitter {
+    /// `item` holds the key and small attributes; `options` adds the table,
+    /// `attribute` (the binary attribute's name), `size` (its exact length),
+    /// and optionally `codec` (`none`, `deflate`, `zlib`, `gzip`), `level`,
+    /// `chunkItemBytes`, `maxRawBytes`, `version` and `expect`.
+    #[wasm_bindgen(constructor)]
+    pub fn new(item: JsValue, options: JsValue) -> Result<Splitter, JsValue> {
+        let table = TableOptions::from_js(&options)?;
+        let parent = convert::item_from_js(&item, &convert::input_options(&options)?)?;
+        let split_options = convert::split_options(&table, &options)?;
+        let attribute = convert::get(&options, "attribute")
+            .as_string()
+            .ok_or_else(|| {
+                Failure::new(
+                    "OPTIONS_INVALID",
+                    "option attribute must name the streamed binary attribute",
+                )
+            })?;
+        let size = convert::size(&options, "size", usize::MAX)?;
+        if size == usize::MAX {
+            return Err(Failure::new(
+                "OPTIONS_INVALID",
+                "option size must be the payload's exact length",
+            )
+            .into());
+        }
+        let compression = match convert::get(&options, "codec").is_undefined() {
+            true => Compression::NONE,
+            false => convert::compression(&options)?,
+        };
+        let expect = crate::expectation(&options, &table)?;
+        let inner = StreamSplit::new(parent, attribute, size as u64, compression, &split_options)
+            .map_err(Failure::from)?;
+        Ok(Splitter {
+            inner: Some(inner),
+            table,
+            expect,
+            write_units: 0,
+        })
+    }
+
+    /// Payload bytes received so far.
+    #[wasm_bindgen(getter)]
+    pub fn received(&self) -> f64 {
+        self.inner.as_ref().map_or(0.0, |s| s.received() as f64)
+    }
+
+    /// Takes the next bytes; returns the chunk items they completed
+    /// (DynamoDB JSON), ready to write.
+    pub fn push(&mut self, bytes: &[u8]) -> Result<Array, JsValue> {
+        let inner = self.inner.as_mut().ok_or_else(finished)?;
+        let chunks = inner.push(bytes).map_err(Failure::from)?;
+        self.write_units += chunks
+            .iter()
+            .map(|c| write_units(item_size(c), false))
+            .sum::<u64>();
+        Ok(chunks.iter().map(convert::dynamodb_item).collect())
+    }
+
+    /// Ends the payload: `{ parent, chunks, manifest, requests, writeUnits }`,
+    /// where `chunks` are the last ones and `requests` holds the `commit`,
+    /// the `abort` and the `cleanup`, as `split` returns them.
+    pub fn finish(&mut self) -> Result<JsValue, JsValue> {
+        let inner = self.inner.take().ok_or_else(finished)?;
+        let split = inner.finish().map_err(Failure::from)?;
+        let plan = plan::plan_streamed_commit(&split, &self.table.target(), &self.expect)
+            .map_err(Failure::from)?;
+        let result = convert::split_result(&split, &plan);
+        let last: u64 = split
+            .chunks
+            .iter()
+            .map(|c| write_units(item_size(c), false))
+            .sum();
+        let total = self.write_units + last + plan.write_units();
+        set(result.unchecked_ref(), "writeUnits", &(total as f64).into());
+        Ok(result)
+    }
+}
+
+fn finished() -> JsValue {
+    Failure::new("SPLITTER_FINISHED", "this splitter has already finished").into()
+}
