@@ -1,6 +1,7 @@
 // Node entry: loads the WebAssembly module synchronously (no init needed).
 import { createRequire } from 'node:module';
 import { NumberValue } from './number-value.js';
+import { splitStreamWith } from './stream.js';
 
 const wasm = createRequire(import.meta.url)('../dist/node/dynaslice_wasm.js');
 wasm.__setNumberValueClass(NumberValue);
@@ -15,5 +16,20 @@ export const {
   parentRequest,
   readRequests,
   deleteRequests,
+  Splitter,
 } = wasm;
 export { NumberValue };
+
+/** Splits a Blob, ReadableStream or Node stream chunk by chunk; see index.d.ts. */
+export const splitStream = splitStreamWith(wasm.Splitter);
+
+/**
+ * Node loads the module on import; `init()` exists so that code shared with
+ * browsers (where it is required) runs unchanged. Resolves at once.
+ */
+export default function init() {
+  return Promise.resolve();
+}
+
+/** Nothing to load in Node; here for code shared with browsers. */
+export function initSync() {}
