@@ -12,7 +12,7 @@ async function* bytesOf(source) {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) return;
-        yield value;
+        yield bytes(value);
       }
     } finally {
       reader.releaseLock();
@@ -21,12 +21,15 @@ async function* bytesOf(source) {
   if (source == null || typeof source[Symbol.asyncIterator] !== 'function') {
     throw new TypeError('splitStream: the source must be a Blob, a ReadableStream or an async iterable of Uint8Array');
   }
-  for await (const piece of source) {
-    if (!(piece instanceof Uint8Array)) {
-      throw new TypeError('splitStream: the source must yield Uint8Array pieces (Node streams: no encoding set)');
-    }
-    yield piece;
+  for await (const piece of source) yield bytes(piece);
+}
+
+/** A piece as it is, if it is bytes: the Splitter would read anything else as zeros or nothing. */
+function bytes(piece) {
+  if (!(piece instanceof Uint8Array)) {
+    throw new TypeError('splitStream: the source must yield Uint8Array pieces (Node streams: no encoding set)');
   }
+  return piece;
 }
 
 /** Binds splitStream to a build's Splitter class. */
