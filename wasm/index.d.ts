@@ -405,8 +405,18 @@ export function splitStream(
   },
 ): Promise<SplitResult>;
 
+/**
+ * A compiled `WebAssembly.Module`. Spelled without the DOM library, which
+ * declares the `WebAssembly` namespace (and `RequestInfo`, `BufferSource`):
+ * Node projects with `lib: ["es2022"]` and `@types/node` compile too.
+ */
+type CompiledModule = typeof globalThis extends { WebAssembly: { Module: abstract new (...args: never[]) => infer M } } ? M : never;
+
+/** The module's bytes: an `ArrayBuffer` or a view of one (the DOM's `BufferSource`). */
+type ModuleBytes = ArrayBuffer | ArrayBufferView;
+
 /** Browsers: loads the WebAssembly module (fetched next to this file by default). Resolves when ready. */
-export default function init(source?: RequestInfo | URL | Response | BufferSource | WebAssembly.Module): Promise<void>;
+export default function init(source?: string | URL | Request | Response | ModuleBytes | CompiledModule): Promise<void>;
 
 /** Loads the WebAssembly module synchronously from its bytes or a compiled module. */
-export function initSync(module: BufferSource | WebAssembly.Module): void;
+export function initSync(module: ModuleBytes | CompiledModule): void;
