@@ -1,0 +1,77 @@
+// Node only: the npm package as users get it. `npm pack` in wasm/, the
+// tarball's exact file list, then a clean project outside the repository
+// installs the tarball and loads it as ESM, as CommonJS and (with initSync)
+// through its browser entry, each in its own Node process.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const wasmDir = fileURLToPath(new URL('../../wasm/', import.meta.url));
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
+const quiet = { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] };
+
+/** A sample item and the size every entry must agree on. */
+const SAMPLE = "{ pk: { S: 'order#1' }, total: { N: '1299.95' }, tags: { SS: ['a', 'b'] }, blob: { B: new Uint8Array(100) } }";
+const SAMPLE_SIZE = 2 + 7 + 5 + 4 + 4 + 2 + 4 + 100;
+
+test('npm pack ships exactly the built package, and a clean project can use it', async (t) => {
+  const work = mkdtempSync(join(tmpdir(), 'dynaslice-pack-'));
+  try {
+    const [packed] = JSON.parse(execFileSync(npm, ['pack', '--json', '--pack-destination', work], { ...quiet, cwd: wasmDir }));
+    const files = packed.files.map((f) => f.path).sort();
+    for (const f of packed.files) t.diagnostic(`${f.path}  ${f.size} bytes`);
+    t.diagnostic(`${packed.filename}: ${packed.size} bytes packed, ${packed.unpackedSize} unpacked`);
+
+    const js = readdirSync(join(wasmDir, 'js')).filter((f) => /\.(m|c)?js$/.test(f)).map((f) => `js/${f}`);
+    const expected = [
+      'README.md',
+      'dist/node/dynaslice_wasm.js',
+      'dist/node/dynaslice_wasm_bg.wasm',
+      'dist/node/package.json',
+      'dist/web/dynaslice_wasm.js',
+      'dist/web/dynaslice_wasm_bg.wasm',
+      'index.d.ts',
+      ...js,
+      'package.json',
+    ].sort();
+    assert.deepEqual(files, expected);
+    assert.ok(js.includes('js/node.mjs') && js.includes('js/node.cjs') && js.includes('js/browser.js'));
+    for (const f of packed.files.filter((f) => f.path.endsWith('.wasm'))) {
+      assert.ok(f.size > 50_000 && f.size < 2_000_000, `${f.path}: ${f.size} bytes`);
+    }
+
+    // A project outside the repository: nothing resolves through the workspace.
+    const project = join(work, 'app');
+    execFileSync('mkdir', [project]);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, version: '1.0.0' }));
+    execFileSync(npm, ['install', join(work, packed.filename), '--offline', '--no-audit', '--no-fund'], { ...quiet, cwd: project });
+
+    const node = (args, code) => execFileSync(process.execPath, [...args, '-e', code], { ...quiet, cwd: project }).trim();
+    const sizes = `const item = ${SAMPLE};
+      const table = { table: 't', key: [{ name: 'pk', type: 'S' }] };
+      const random = new Uint8Array(65536 * 7);
+      for (let at = 0; at < random.length; at += 65536) crypto.getRandomValues(random.subarray(at, at + 65536));
+      const big = { pk: { S: 'x' }, data: { B: random } };
+      const { parent, chunks } = d.split(big, table);
+      const back = d.reassemble(parent, chunks, table);
+      console.log(JSON.stringify([d.itemSize(item), chunks.length, back.data.B.length, typeof d.NumberValue, typeof d.splitStream]));`;
+    const esm = node(['--input-type=module'], `import * as d from 'dynaslice';\nconst where = import.meta.resolve('dynaslice');\nif (!where.includes('/app/node_modules/dynaslice/')) throw new Error(where);\n${sizes}`);
+    const cjs = node([], `const d = require('dynaslice');\nconst where = require.resolve('dynaslice');\nif (!where.includes('/app/node_modules/dynaslice/')) throw new Error(where);\n${sizes}`);
+    const browser = node(['--input-type=module', '--conditions=browser'], `import * as d from 'dynaslice';
+      import { readFileSync } from 'node:fs';
+      const where = import.meta.resolve('dynaslice');
+      if (!where.endsWith('/js/browser.js')) throw new Error(where);
+      d.initSync(readFileSync(new URL('../dist/web/dynaslice_wasm_bg.wasm', where)));
+      ${sizes}`);
+    const expectedOut = JSON.stringify([SAMPLE_SIZE, 2, 65536 * 7, 'function', 'function']);
+    assert.equal(esm, expectedOut, 'ESM');
+    assert.equal(cjs, expectedOut, 'CommonJS');
+    assert.equal(browser, expectedOut, 'the browser entry, loaded with initSync');
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+});
