@@ -1,14 +1,15 @@
 // The shared golden vectors of tests/vectors/, the same cases core's Rust
-// tests read: sizes, numbers, invalid items, and codec bodies written by
-// other implementations.
+// tests read: sizes, numbers, invalid items, codec bodies written by other
+// implementations, and chunk sets written by an independent implementation.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compress, decompress, itemSize, validateItem } from 'dynaslice';
+import { compress, decompress, deleteRequests, itemSize, readRequests, reassemble, split, validateItem } from 'dynaslice';
 import { expandItem, hexToBytes, keyOption, loadVectors } from '../support/vectors.mjs';
-import { throwsDynaslice } from '../support/check.mjs';
+import { batchEntries, shuffled, throwsDynaslice } from '../support/check.mjs';
 
 const sizes = await loadVectors('sizes.json', 'dynaslice-size-vectors/1');
 const codecs = await loadVectors('codecs.json', 'dynaslice-codec-vectors/1');
+const chunkSets = await loadVectors('chunks.json', 'dynaslice-chunk-vectors/1');
 
 const LIMIT = 409_600;
 const nesting = (c) => c.code === 'NESTING_TOO_DEEP';
@@ -135,3 +136,77 @@ test('codecs.json bodies from other implementations decode exactly', () => {
   assert.deepEqual(computed, ['snappy-abc-hand-encoded']);
 });
 
+
+// --- chunks.json -----------------------------------------------------------
+
+/** The ULID text of a version id's 48-bit time and 80 random bits (docs/FORMAT.md §6). */
+function ulid({ unix_ms: unixMs, random }) {
+  const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  let value = (BigInt(unixMs) << 80n) | BigInt(random);
+  let text = '';
+  for (let i = 0; i < 26; i++, value >>= 5n) text = alphabet[Number(value & 31n)] + text;
+  return text;
+}
+
+const fromBase64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+
+/** A DynamoDB JSON value as the package returns it: binary as Uint8Array. */
+function withBytes(value) {
+  const [type] = Object.keys(value);
+  const inner = value[type];
+  if (type === 'B') return { B: typeof inner === 'string' ? fromBase64(inner) : inner };
+  if (type === 'BS') return { BS: inner.map(fromBase64) };
+  if (type === 'L') return { L: inner.map(withBytes) };
+  if (type === 'M') return { M: itemWithBytes(inner) };
+  return value;
+}
+const itemWithBytes = (item) => Object.fromEntries(Object.entries(item).map(([n, v]) => [n, withBytes(v)]));
+
+/** The table options of a case: its key schema and layout. */
+function tableOf(c) {
+  const layout = c.layout.kind === 'collection' ? { layout: 'collection' } : { layout: 'table', chunkKey: c.layout.key_name };
+  return { table: 'vectors', key: keyOption(c.key), ...layout };
+}
+
+const chunkKeyOf = (chunk) => Object.fromEntries(Object.entries(chunk).filter(([name]) => name !== '_d' && name !== '_h'));
+
+test('chunks.json: every chunk set reassembles to its item, chunks in any order', () => {
+  assert.ok(chunkSets.cases.length >= 19);
+  for (const c of chunkSets.cases) {
+    const expected = itemWithBytes(expandItem(c.item));
+    const options = tableOf(c);
+    assert.deepEqual(reassemble(c.parent, c.chunks, options), expected, c.name);
+    assert.deepEqual(reassemble(c.parent, shuffled(c.chunks), options), expected, c.name);
+    assert.equal(c.parent._ds.M.v.S, ulid(c.options.version), c.name);
+  }
+});
+
+test('chunks.json: readRequests and deleteRequests name exactly the chunk keys', () => {
+  for (const c of chunkSets.cases) {
+    const options = tableOf(c);
+    const chunkTable = c.layout.kind === 'collection' ? 'vectors' : 'vectors_chunks';
+    const keys = c.chunks.map(chunkKeyOf);
+    const reads = readRequests(c.parent, options).batchGetItems.flatMap((b) => b.RequestItems[chunkTable].Keys);
+    assert.deepEqual(reads, keys.map(itemWithBytes), c.name);
+    const deletes = batchEntries(deleteRequests(c.parent, options).batchWriteItems, chunkTable);
+    assert.deepEqual(deletes, keys.map((k) => ({ DeleteRequest: { Key: itemWithBytes(k) } })), c.name);
+  }
+});
+
+test('chunks.json: split at the 409,600-byte item limit writes exactly the vector\'s parent and chunks', () => {
+  // The JS API has no item_limit option: only cases at DynamoDB's own limit apply.
+  const cases = chunkSets.cases.filter((c) => !c.decode_only && c.options.item_limit === 409_600);
+  assert.ok(cases.length >= 1);
+  for (const c of cases) {
+    const result = split(expandItem(c.item), {
+      ...tableOf(c),
+      codec: c.options.codec,
+      chunkItemBytes: c.options.chunk_item_bytes,
+      parentBudget: c.options.parent_budget,
+      inline: c.options.inline,
+      version: ulid(c.options.version),
+    });
+    assert.deepEqual(result.parent, itemWithBytes(c.parent), c.name);
+    assert.deepEqual(result.chunks, c.chunks.map(itemWithBytes), c.name);
+  }
+});
