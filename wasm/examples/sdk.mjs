@@ -46,20 +46,28 @@ export async function readAll(client, input) {
  * Returns the write capacity the write consumed by dynaslice's plan.
  */
 export async function putLarge(client, table, item) {
-  const { Item: stored } = await client.send(new GetItemCommand(parentRequest(item, table)));
-  const { requests, writeUnits } = split(item, { ...table, expect: stored ?? 'absent' });
+  // Only the key: converting a whole large item just to read its key is slow.
+  const key = Object.fromEntries(table.key.filter(({ name }) => name in item).map(({ name }) => [name, item[name]]));
+  const { Item: stored } = await client.send(new GetItemCommand(parentRequest(key, table)));
+  const { requests, writeUnits, manifest } = split(item, { ...table, expect: stored ?? 'absent' });
   if (requests.mode === 'single') await client.send(new PutItemCommand(requests.putItem));
+  // The SDK gives TransactWriteItems a ClientRequestToken, so its own retries are idempotent.
   if (requests.mode === 'atomic') await client.send(new TransactWriteItemsCommand(requests.transactWriteItems));
   if (requests.mode === 'batch') {
     await Promise.all(requests.batchWriteItems.map((batch) => writeAll(client, batch)));
     try {
       await client.send(new PutItemCommand(requests.commit)); // the commit point
     } catch (error) {
-      // Lost a race (or failed): our chunks are unreferenced; remove them.
-      if (error.name === 'ConditionalCheckFailedException') {
+      if (error.name !== 'ConditionalCheckFailedException') throw error; // chunks are left to gc
+      // The condition failed: either we lost a race, or the SDK retried a commit
+      // whose first attempt succeeded (a timeout or reset after the server wrote
+      // it). Only in the first case are our chunks unreferenced: check before
+      // deleting them, or a committed item would lose its chunks.
+      const { Item: now } = await client.send(new GetItemCommand(parentRequest(key, table)));
+      if (now?._ds?.M?.v?.S !== manifest.version) {
         await Promise.all(requests.abort.map((batch) => writeAll(client, batch)));
+        throw error;
       }
-      throw error;
     }
   }
   await Promise.all(requests.cleanup.map((batch) => writeAll(client, batch)));
