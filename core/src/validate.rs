@@ -14,6 +14,10 @@ use crate::value::{AttributeValue, Item};
 /// Deepest nesting DynamoDB accepts: a top-level attribute's value is at
 /// depth 1, a value inside a list or map at depth `d` is at depth `d + 1`,
 /// and no value may be deeper than 32 (so 31 containers may wrap a scalar).
+/// A list or map at depth 32 is refused even when empty: it opens level 33
+/// (measured on Amazon's DynamoDB Local: "Nesting Levels have exceeded
+/// supported limits" for 31 maps around an empty map, accepted around a
+/// string or a set).
 pub const MAX_NESTING_DEPTH: usize = 32;
 /// Longest attribute name DynamoDB accepts, in bytes.
 pub const MAX_NAME_BYTES: usize = 65_535;
@@ -267,6 +271,16 @@ fn check_value(
     };
     if depth >= MAX_NESTING_DEPTH {
         return found.push(here(path, too_deep(depth + 1)));
+    }
+    // An empty container at the last level: no value below it is reported,
+    // so report the container itself.
+    let empty_container = match value {
+        AttributeValue::L(list) => list.is_empty(),
+        AttributeValue::M(map) => map.is_empty(),
+        _ => false,
+    };
+    if empty_container && depth + 1 >= MAX_NESTING_DEPTH {
+        return found.push(here(path, too_deep(depth + 2)));
     }
     match value {
         AttributeValue::N(text) => {

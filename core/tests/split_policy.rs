@@ -151,3 +151,36 @@ fn bad_options_and_reserved_names_are_refused() {
         "VIRTUAL_ITEM_TOO_LARGE"
     );
 }
+
+/// Measured on Amazon's DynamoDB Local 3.3.1 (tests/js/dynamodb-local.test.mjs):
+/// 31 maps or lists around a string or a set are accepted; around an empty
+/// map or list, refused ("Nesting Levels have exceeded supported limits").
+#[test]
+fn an_empty_container_at_the_last_level_is_too_deep() {
+    use dynaslice_core::{ValidateOptions, validate_item};
+    fn wrap(mut value: AttributeValue, times: usize, list: bool) -> AttributeValue {
+        for _ in 0..times {
+            value = if list {
+                AttributeValue::L(vec![value])
+            } else {
+                AttributeValue::M([("n".to_string(), value)].into())
+            };
+        }
+        value
+    }
+    for list in [false, true] {
+        let check = |inner: AttributeValue| {
+            let mut item = Item::new();
+            item.insert("d".into(), wrap(inner, 31, list));
+            validate_item(&item, &ValidateOptions::default())
+        };
+        assert!(check(AttributeValue::S("x".into())).is_empty());
+        assert!(check(AttributeValue::Ss(vec!["x".into()])).is_empty());
+        for empty in [AttributeValue::L(vec![]), AttributeValue::M(Default::default())] {
+            let found = check(empty);
+            assert_eq!(found.len(), 1);
+            assert_eq!(found[0].code(), "NESTING_TOO_DEEP");
+            assert_eq!(found[0].path.matches(if list { "[0]" } else { ".n" }).count(), 31);
+        }
+    }
+}

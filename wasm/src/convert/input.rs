@@ -9,6 +9,10 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::{Format, constructor_name, get};
 use crate::error::Failure;
 
+/// Containers read before giving up: past DynamoDB's limit, so validation can
+/// report an item a little too deep, yet bounded for cyclic or absurd input.
+const READ_DEPTH: usize = MAX_NESTING_DEPTH + 8;
+
 /// How to read items.
 #[derive(Clone, Copy, Debug)]
 pub struct InputOptions {
@@ -77,10 +81,11 @@ impl Reader {
         Ok(out)
     }
 
-    /// One value at `depth` containers deep. Deeper than DynamoDB allows is
-    /// refused here, which also stops cyclic objects.
+    /// One value at `depth` containers deep. A few levels past DynamoDB's
+    /// limit are read, so validation reports them as violations with their
+    /// paths; deeper is refused here, which also stops cyclic objects.
     fn value(&mut self, value: &JsValue, depth: usize) -> Result<AttributeValue, Failure> {
-        if depth >= MAX_NESTING_DEPTH {
+        if depth >= READ_DEPTH {
             return Err(Failure::new(
                 "NESTING_TOO_DEEP",
                 format!(
