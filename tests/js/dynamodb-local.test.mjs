@@ -816,7 +816,7 @@ describe('open points of sizes.json v1, measured on DynamoDB Local', () => {
 
   // DynamoDB Local refuses an empty map or list at depth 32 (31 containers
   // around it), though a scalar or a set at depth 32 is accepted: a container
-  // may be at most 31 levels deep. validateItem accepts it today.
+  // may be at most 31 levels deep. validateItem refuses it too.
   for (const kind of ['M', 'L']) {
     const item = { pk: { S: 'nest' }, d: nest(31, kind, kind === 'M' ? { M: {} } : { L: [] }) };
     test(`32 nested ${kind === 'M' ? 'maps' : 'lists'}, the innermost empty: DynamoDB Local refuses`, async () => {
@@ -824,13 +824,11 @@ describe('open points of sizes.json v1, measured on DynamoDB Local', () => {
       assert.equal(server.accepted, false);
       assert.match(server.said, /Nesting Levels have exceeded supported limits/);
     });
-    test(
-      `32 nested ${kind === 'M' ? 'maps' : 'lists'}, the innermost empty: validateItem refuses too`,
-      { todo: 'dynaslice-core accepts an empty container at depth 32; DynamoDB Local refuses it' },
-      () => {
-        assert.notDeepStrictEqual(dynasliceViolations(item, key), []);
-      },
-    );
+    test(`32 nested ${kind === 'M' ? 'maps' : 'lists'}, the innermost empty: validateItem refuses too`, () => {
+      const found = dynasliceViolations(item, key);
+      assert.equal(found.length, 1);
+      assert.equal(found[0].code, 'NESTING_TOO_DEEP');
+    });
     test(`31 nested ${kind === 'M' ? 'maps' : 'lists'} around a string set: both accept`, async () => {
       const ok = { pk: { S: 'nest' }, d: nest(31, kind, { SS: ['a'] }) };
       assert.equal((await serverVerdict(await tableFor(key), ok)).accepted, true);
