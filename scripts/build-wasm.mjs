@@ -7,10 +7,12 @@
 //   node scripts/build-wasm.mjs                  # all codecs, into wasm/dist
 //   node scripts/build-wasm.mjs --features deflate --out /tmp/deflate-only
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { gzipSync } from 'node:zlib';
 
 const WASM_BINDGEN_VERSION = '0.2.130';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -51,6 +53,9 @@ run('cargo', ['build', '-p', 'dynaslice-wasm', '--target', 'wasm32-unknown-unkno
 const built = join(root, 'target', 'wasm32-unknown-unknown', 'wasm-release', 'dynaslice_wasm.wasm');
 
 const wasmOpt = join(root, 'node_modules', '.bin', 'wasm-opt');
+// Both targets get the same module from wasm-bindgen (only the JS glue
+// differs): optimize it once (wasm-opt -Oz takes ~15 s) and reuse the result.
+const optimized = new Map();
 for (const target of ['nodejs', 'web']) {
   const out = join(values.out, target === 'nodejs' ? 'node' : 'web');
   rmSync(out, { recursive: true, force: true });
@@ -58,11 +63,19 @@ for (const target of ['nodejs', 'web']) {
   run('wasm-bindgen', ['--target', target, '--out-dir', out, '--no-typescript', built]);
   const module = join(out, 'dynaslice_wasm_bg.wasm');
   if (!values['no-opt']) {
-    run(wasmOpt, ['-Oz', module, '-o', module]);
+    const key = createHash('sha256').update(readFileSync(module)).digest('hex');
+    if (optimized.has(key)) {
+      copyFileSync(optimized.get(key), module);
+    } else {
+      run(wasmOpt, ['-Oz', module, '-o', module]);
+      optimized.set(key, module);
+    }
   }
   if (target === 'nodejs') {
     // wasm-bindgen's Node output is CommonJS inside a "type": "module" package.
     writeFileSync(join(out, 'package.json'), '{ "type": "commonjs" }\n');
   }
-  console.error(`build-wasm: ${out}: ${statSync(module).size} bytes of wasm`);
+  const bytes = readFileSync(module);
+  const gzipped = gzipSync(bytes, { level: 9 }).length;
+  console.error(`build-wasm: ${out}: ${bytes.length} bytes of wasm, ${gzipped} gzipped`);
 }
