@@ -16,6 +16,7 @@ pub mod key;
 pub mod layout;
 pub mod manifest;
 pub mod number;
+mod payload;
 pub mod plan;
 mod reassemble;
 pub mod size;

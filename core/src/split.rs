@@ -5,15 +5,12 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::codec::{
-    self, Codec, CodecError, Compression, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES, FrameHeader,
-};
-use crate::cutter::Cutter;
-use crate::digest::Digester;
-use crate::encoding::{EncodedStream, encode_attributes};
+use crate::codec::{Codec, CodecError, Compression};
+use crate::encoding::encode_attributes;
 use crate::key::KeySchema;
 use crate::layout::{ChunkKeyError, Layout, MAX_CHUNKS, chunk_key};
 use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest};
+use crate::payload::Payload;
 use crate::size::{MAX_ITEM_BYTES, attribute_size, item_size};
 use crate::validate::{ValidateOptions, Violation, validate_item};
 use crate::value::{AttributeValue, Item};
@@ -431,96 +428,4 @@ pub(crate) fn chunk_item(
     );
     chunk.insert(CHUNK_DATA_ATTRIBUTE.into(), AttributeValue::B(data));
     Ok(chunk)
-}
-
-/// The stored frame: uncompressed, cut straight from the encoded stream's
-/// pieces (the payload is copied once, into the chunks), or compressed.
-enum Payload<'a> {
-    Stored {
-        header: [u8; FRAME_HEADER_BYTES],
-        stream: &'a EncodedStream<'a>,
-    },
-    Compressed {
-        codec: Codec,
-        frame: Vec<u8>,
-        digest: u64,
-    },
-}
-
-impl<'a> Payload<'a> {
-    fn new(stream: &'a EncodedStream<'a>, choice: CodecChoice) -> Result<Self, CodecError> {
-        let compression = match choice {
-            CodecChoice::Fixed(c) => c,
-            CodecChoice::Auto => codec::choose_for_sample(stream.len(), &codec::sample_of(stream)),
-        };
-        if compression.codec == Codec::None {
-            let header = FrameHeader {
-                codec: Codec::None,
-                raw_len: stream.len() as u64,
-            };
-            return Ok(Self::Stored {
-                header: header.to_bytes(),
-                stream,
-            });
-        }
-        let raw = stream.to_vec();
-        Ok(Self::Compressed {
-            codec: compression.codec,
-            frame: codec::compress(&raw, compression)?,
-            digest: crate::digest::digest(&raw),
-        })
-    }
-
-    fn codec(&self) -> Codec {
-        match self {
-            Self::Stored { .. } => Codec::None,
-            Self::Compressed { codec, .. } => *codec,
-        }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Self::Stored { stream, .. } => FRAME_HEADER_BYTES + stream.len() + FRAME_TRAILER_BYTES,
-            Self::Compressed { frame, .. } => frame.len(),
-        }
-    }
-
-    /// The whole frame in one buffer, and the raw stream's digest.
-    fn to_frame(&self) -> (Vec<u8>, u64) {
-        let mut cutter = Cutter::new(self.len(), String::new(), Some(self.len()));
-        let digest = self.write(&mut cutter);
-        let (_, mut frames) = cutter.finish();
-        (
-            frames.pop().map(|(frame, _)| frame).unwrap_or_default(),
-            digest,
-        )
-    }
-
-    /// The frame cut into pieces of `size` bytes (the last may be shorter),
-    /// each with its chunk digest, and the raw stream's digest. Each byte is
-    /// copied once and hashed right after, while it is still in cache.
-    fn cut(&self, size: usize, version: String) -> (Vec<(Vec<u8>, u64)>, u64) {
-        let mut cutter = Cutter::new(size, version, Some(self.len()));
-        let digest = self.write(&mut cutter);
-        (cutter.finish().1, digest)
-    }
-
-    fn write(&self, cutter: &mut Cutter) -> u64 {
-        match self {
-            Self::Stored { header, stream } => {
-                cutter.write(header, None);
-                let mut digester = Digester::new();
-                stream
-                    .slices()
-                    .for_each(|s| cutter.write(s, Some(&mut digester)));
-                let digest = digester.finish();
-                cutter.write(&digest.to_le_bytes(), None);
-                digest
-            }
-            Self::Compressed { frame, digest, .. } => {
-                cutter.write(frame, None);
-                *digest
-            }
-        }
-    }
 }

@@ -176,11 +176,20 @@ fn an_empty_container_at_the_last_level_is_too_deep() {
         };
         assert!(check(AttributeValue::S("x".into())).is_empty());
         assert!(check(AttributeValue::Ss(vec!["x".into()])).is_empty());
-        for empty in [AttributeValue::L(vec![]), AttributeValue::M(Default::default())] {
+        for empty in [
+            AttributeValue::L(vec![]),
+            AttributeValue::M(Default::default()),
+        ] {
             let found = check(empty);
             assert_eq!(found.len(), 1);
             assert_eq!(found[0].code(), "NESTING_TOO_DEEP");
-            assert_eq!(found[0].path.matches(if list { "[0]" } else { ".n" }).count(), 31);
+            assert_eq!(
+                found[0]
+                    .path
+                    .matches(if list { "[0]" } else { ".n" })
+                    .count(),
+                31
+            );
         }
     }
 }
