@@ -1,8 +1,12 @@
 // Browser entry: `await init()` once (it fetches dynaslice_wasm_bg.wasm next
 // to this module), or `initSync(bytes)` with the module's bytes.
-import initWasm, { initSync as initWasmSync, __setNumberValueClass, Splitter } from '../dist/web/dynaslice_wasm.js';
+import initWasm, {
+  initSync as initWasmSync,
+  __setNumberValueClass,
+  Splitter as WasmSplitter,
+} from '../dist/web/dynaslice_wasm.js';
 import { NumberValue } from './number-value.js';
-import { splitStreamWith } from './stream.js';
+import { guardSplitter, splitStreamWith } from './stream.js';
 
 export {
   itemSize,
@@ -14,11 +18,11 @@ export {
   parentRequest,
   readRequests,
   deleteRequests,
-  Splitter,
 } from '../dist/web/dynaslice_wasm.js';
 export { NumberValue };
 
 /** Splits a Blob, ReadableStream or async iterable chunk by chunk; see index.d.ts. */
+export const Splitter = guardSplitter(WasmSplitter);
 export const splitStream = splitStreamWith(Splitter);
 
 let ready;

@@ -1,7 +1,7 @@
 // Node entry: loads the WebAssembly module synchronously (no init needed).
 import { createRequire } from 'node:module';
 import { NumberValue } from './number-value.js';
-import { splitStreamWith } from './stream.js';
+import { guardSplitter, splitStreamWith } from './stream.js';
 
 const wasm = createRequire(import.meta.url)('../dist/node/dynaslice_wasm.js');
 wasm.__setNumberValueClass(NumberValue);
@@ -16,12 +16,12 @@ export const {
   parentRequest,
   readRequests,
   deleteRequests,
-  Splitter,
 } = wasm;
 export { NumberValue };
 
 /** Splits a Blob, ReadableStream or Node stream chunk by chunk; see index.d.ts. */
-export const splitStream = splitStreamWith(wasm.Splitter);
+export const Splitter = guardSplitter(wasm.Splitter);
+export const splitStream = splitStreamWith(Splitter);
 
 /**
  * Node loads the module on import; `init()` exists so that code shared with

@@ -61,3 +61,48 @@ export function splitStreamWith(Splitter) {
     }
   };
 }
+
+/** An Error shaped like the ones the WebAssembly side throws. */
+function dynasliceError(code, message) {
+  const error = new Error(message);
+  error.name = 'DynasliceError';
+  error.code = code;
+  return error;
+}
+
+/**
+ * Wraps a build's Splitter so that a freed one throws a typed error here,
+ * before the call reaches WebAssembly (where wasm-bindgen's own error for a
+ * freed object would cross the wasm frames and leak its shadow stack).
+ */
+export function guardSplitter(WasmSplitter) {
+  return class Splitter {
+    #inner;
+
+    constructor(item, options) {
+      this.#inner = new WasmSplitter(item, options);
+    }
+
+    get received() {
+      return this.#live().received;
+    }
+
+    push(bytes) {
+      return this.#live().push(bytes);
+    }
+
+    finish() {
+      return this.#live().finish();
+    }
+
+    free() {
+      this.#inner?.free();
+      this.#inner = undefined;
+    }
+
+    #live() {
+      if (this.#inner === undefined) throw dynasliceError('SPLITTER_FREED', 'this splitter has been freed');
+      return this.#inner;
+    }
+  };
+}

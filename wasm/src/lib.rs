@@ -50,16 +50,18 @@ pub fn validate_item(item: JsValue, options: JsValue) -> JsResult<Array> {
 
 /// Compresses bytes into a self-describing frame.
 #[wasm_bindgen]
-pub fn compress(bytes: &[u8], options: JsValue) -> JsResult<Vec<u8>> {
+pub fn compress(bytes: JsValue, options: JsValue) -> JsResult<Vec<u8>> {
+    let bytes = convert::js::bytes(&bytes, "compress's input")?;
     let compression = convert::compression(&options)?;
-    Ok(dynaslice_core::codec::compress(bytes, compression).map_err(Failure::from)?)
+    Ok(dynaslice_core::codec::compress(&bytes, compression).map_err(Failure::from)?)
 }
 
 /// Decompresses a frame, refusing more than `maxBytes` (default 64 MiB).
 #[wasm_bindgen]
-pub fn decompress(bytes: &[u8], options: JsValue) -> JsResult<Vec<u8>> {
+pub fn decompress(bytes: JsValue, options: JsValue) -> JsResult<Vec<u8>> {
+    let bytes = convert::js::bytes(&bytes, "decompress's input")?;
     let limit = convert::size(&options, "maxBytes", dynaslice_core::DEFAULT_MAX_RAW_BYTES)?;
-    Ok(dynaslice_core::codec::decompress(bytes, limit).map_err(Failure::from)?)
+    Ok(dynaslice_core::codec::decompress(&bytes, limit).map_err(Failure::from)?)
 }
 
 /// Splits an item and plans its write: the parent, the chunks, the requests
@@ -98,12 +100,15 @@ pub(crate) fn expectation(options: &JsValue, table: &TableOptions) -> Result<Exp
 
 /// Rebuilds the item from its parent and chunks (DynamoDB JSON, any order).
 #[wasm_bindgen]
-pub fn reassemble(parent: JsValue, chunks: Array, options: JsValue) -> JsResult<JsValue> {
+pub fn reassemble(parent: JsValue, chunks: JsValue, options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
     let parent = convert::item_from_js(&parent, &convert::DYNAMODB_INPUT)?;
-    let chunks = chunks
+    if !convert::js::is_array(&chunks, "chunks")? {
+        return Err(Failure::new("INPUT_INVALID", "chunks must be an array of chunk items").into());
+    }
+    let chunks = convert::js::elements(&chunks, "chunks")?
         .iter()
-        .map(|c| convert::item_from_js(&c, &convert::DYNAMODB_INPUT))
+        .map(|c| convert::item_from_js(c, &convert::DYNAMODB_INPUT))
         .collect::<Result<Vec<_>, _>>()?;
     let item = dynaslice_core::reassemble(&parent, &chunks, &table.reassemble(&options)?)
         .map_err(Failure::from)?;
@@ -118,6 +123,14 @@ pub fn reassemble(parent: JsValue, chunks: Array, options: JsValue) -> JsResult<
 pub fn parent_request(key: JsValue, options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
     let key = convert::item_from_js(&key, &convert::input_options(&options)?)?;
+    let key = table.key.key_of(&key);
+    let checked = ValidateOptions {
+        key: Some(&table.key),
+        max_item_bytes: MAX_ITEM_BYTES,
+    };
+    if let Some(v) = dynaslice_core::validate_item(&key, &checked).first() {
+        return Err(Failure::new(v.code(), v.to_string()).into());
+    }
     Ok(convert::get_item(&plan::parent_get(&table.target(), &key)))
 }
 
@@ -126,9 +139,7 @@ pub fn parent_request(key: JsValue, options: JsValue) -> JsResult<JsValue> {
 pub fn read_requests(parent: JsValue, options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
     let parent = convert::item_from_js(&parent, &convert::DYNAMODB_INPUT)?;
-    let consistent = convert::get(&options, "consistentRead")
-        .as_bool()
-        .unwrap_or(true);
+    let consistent = convert::flag(&options, "consistentRead", true)?;
     let read = plan::plan_read(&parent, &table.target(), consistent).map_err(Failure::from)?;
     let result = Object::new();
     set(

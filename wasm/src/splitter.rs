@@ -70,9 +70,10 @@ impl Splitter {
 
     /// Takes the next bytes; returns the chunk items they completed
     /// (DynamoDB JSON), ready to write.
-    pub fn push(&mut self, bytes: &[u8]) -> Result<Array, JsValue> {
+    pub fn push(&mut self, bytes: JsValue) -> Result<Array, JsValue> {
+        let bytes = convert::js::bytes(&bytes, "push's input")?;
         let inner = self.inner.as_mut().ok_or_else(finished)?;
-        let chunks = inner.push(bytes).map_err(Failure::from)?;
+        let chunks = inner.push(&bytes).map_err(Failure::from)?;
         self.write_units += chunks
             .iter()
             .map(|c| write_units(item_size(c), false))

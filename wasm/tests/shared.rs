@@ -11,6 +11,10 @@ fn json(text: &str) -> JsValue {
     JSON::parse(text).expect("test JSON parses")
 }
 
+fn bytes(data: &[u8]) -> JsValue {
+    js_sys::Uint8Array::from(data).into()
+}
+
 fn code_of(error: JsValue) -> String {
     let error: js_sys::Error = error.dyn_into().expect("errors are Error objects");
     assert_eq!(String::from(error.name()), "DynasliceError");
@@ -131,25 +135,25 @@ fn compress_round_trips_and_bounds_decompression() {
     let raw: Vec<u8> = b"dynaslice ".repeat(10_000);
     for codec in ["none", "deflate", "zlib", "gzip", "snappy", "zstd"] {
         let options = json(&format!(r#"{{ "codec": "{codec}" }}"#));
-        let frame = compress(&raw, options).unwrap();
+        let frame = compress(bytes(&raw), options).unwrap();
         assert_eq!(
-            decompress(&frame, JsValue::UNDEFINED).unwrap(),
+            decompress(bytes(&frame), JsValue::UNDEFINED).unwrap(),
             raw,
             "{codec}"
         );
         let small = json(r#"{ "maxBytes": 1000 }"#);
         assert_eq!(
-            code_of(decompress(&frame, small).unwrap_err()),
+            code_of(decompress(bytes(&frame), small).unwrap_err()),
             "DECOMPRESS_LIMIT"
         );
         assert!(
-            !code_of(decompress(&frame[..frame.len() / 2], JsValue::UNDEFINED).unwrap_err())
+            !code_of(decompress(bytes(&frame[..frame.len() / 2]), JsValue::UNDEFINED).unwrap_err())
                 .is_empty()
         );
     }
     let bad_level = json(r#"{ "codec": "zstd", "level": 19 }"#);
     assert_eq!(
-        code_of(compress(&raw, bad_level).unwrap_err()),
+        code_of(compress(bytes(&raw), bad_level).unwrap_err()),
         "CODEC_LEVEL_UNSUPPORTED"
     );
 }
@@ -173,7 +177,7 @@ fn split_and_reassemble_round_trip_through_javascript_values() {
         "500 KB of text in 400 KB chunks, uncompressed"
     );
     let parent = Reflect::get(&result, &"parent".into()).unwrap();
-    let back = reassemble(parent, chunks.reverse(), options).unwrap();
+    let back = reassemble(parent, chunks.reverse().into(), options).unwrap();
     let keys = js_sys::Object::keys(back.unchecked_ref::<js_sys::Object>());
     assert_eq!(keys.length(), 3);
     for key in ["pk", "body", "n"] {

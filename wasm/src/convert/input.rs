@@ -6,7 +6,7 @@ use dynaslice_core::{AttributeValue, Item, MAX_NESTING_DEPTH};
 use js_sys::{Array, ArrayBuffer, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::{Format, constructor_name, get};
+use super::{Format, constructor_name, get, js};
 use crate::error::Failure;
 
 /// Containers read before giving up: past DynamoDB's limit, so validation can
@@ -46,15 +46,11 @@ impl Reader {
     /// An object's own enumerable properties as a map; `depth` counts the
     /// containers around its values.
     fn map(&mut self, value: &JsValue, depth: usize) -> Result<Item, Failure> {
-        if !is_plain_object(value) {
+        if !js::is_plain_object(value, &self.path)? {
             return Err(self.fail(format!("expected an object, got {}", describe(value))));
         }
         let mut item = Item::new();
-        let entries = Object::entries(value.unchecked_ref::<Object>());
-        for entry in entries.iter() {
-            let entry: Array = entry.unchecked_into();
-            let name = entry.get(0).as_string().unwrap_or_default();
-            let element = entry.get(1);
+        for (name, element) in js::entries(value, &self.path)? {
             if element.is_undefined() && self.options.remove_undefined {
                 continue;
             }
@@ -70,9 +66,10 @@ impl Reader {
         Ok(item)
     }
 
-    fn list(&mut self, array: &Array, depth: usize) -> Result<Vec<AttributeValue>, Failure> {
-        let mut out = Vec::with_capacity(array.length() as usize);
-        for (i, element) in array.iter().enumerate() {
+    fn list(&mut self, array: &JsValue, depth: usize) -> Result<Vec<AttributeValue>, Failure> {
+        let elements = js::elements(array, &self.path)?;
+        let mut out = Vec::with_capacity(elements.len());
+        for (i, element) in elements.into_iter().enumerate() {
             let len = self.path.len();
             self.path.push_str(&format!("[{i}]"));
             out.push(self.value(&element, depth)?);
@@ -103,20 +100,20 @@ impl Reader {
 
     /// DynamoDB JSON: an object with exactly one type key.
     fn typed(&mut self, value: &JsValue, depth: usize) -> Result<AttributeValue, Failure> {
-        if !is_plain_object(value) {
+        if !js::is_plain_object(value, &self.path)? {
             return Err(self.fail(format!(
                 "expected a DynamoDB JSON value like {{\"S\": \"x\"}}, got {}",
                 describe(value)
             )));
         }
-        let keys = Object::keys(value.unchecked_ref::<Object>());
-        if keys.length() != 1 {
+        let keys = js::keys(value, &self.path)?;
+        let [kind] = keys.as_slice() else {
             return Err(self.fail(format!(
                 "a DynamoDB JSON value has exactly one type key, got {}",
-                keys.length()
+                keys.len()
             )));
-        }
-        let kind = keys.get(0).as_string().unwrap_or_default();
+        };
+        let kind = kind.clone();
         let inner = get(value, &kind);
         Ok(match kind.as_str() {
             "S" => AttributeValue::S(self.string(&inner)?),
@@ -129,7 +126,10 @@ impl Reader {
             ),
             "NULL" if inner.as_bool() == Some(true) => AttributeValue::Null,
             "NULL" => return Err(self.fail("NULL must be true")),
-            "L" => AttributeValue::L(self.list(&self.array(&inner)?, depth + 1)?),
+            "L" => {
+                self.array(&inner)?;
+                AttributeValue::L(self.list(&inner, depth + 1)?)
+            }
             "M" => AttributeValue::M(self.map(&inner, depth + 1)?),
             "SS" => AttributeValue::Ss(self.members(&inner, Self::string)?),
             "NS" => AttributeValue::Ns(self.members(&inner, Self::string)?),
@@ -175,7 +175,7 @@ impl Reader {
                 Object::from_entries(map).map_err(|_| self.fail("a Map must have string keys"))?;
             return Ok(AttributeValue::M(self.map(&object, depth + 1)?));
         }
-        if is_plain_object(value) {
+        if js::is_plain_object(value, &self.path)? {
             return Ok(AttributeValue::M(self.map(value, depth + 1)?));
         }
         Err(self.fail(format!("{} is not a DynamoDB value", describe(value))))
@@ -294,16 +294,6 @@ fn as_bytes(value: &JsValue) -> Option<Vec<u8>> {
         .map(|buffer| Uint8Array::new(buffer).to_vec())
 }
 
-/// An object made by `{}` or `Object.create(null)`: not an array, class
-/// instance, Date or typed array.
-fn is_plain_object(value: &JsValue) -> bool {
-    if !value.is_object() || Array::is_array(value) {
-        return false;
-    }
-    let proto = Object::get_prototype_of(value);
-    proto.is_null() || proto == Object::get_prototype_of(&Object::new())
-}
-
 fn decode_base64(text: &str) -> Option<Vec<u8>> {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.decode(text).ok()
@@ -314,7 +304,7 @@ fn describe(value: &JsValue) -> String {
     if value.is_null() {
         return "null".into();
     }
-    if Array::is_array(value) {
+    if js::is_array(value, "").unwrap_or(false) {
         return "an array".into();
     }
     match value.js_typeof().as_string().as_deref() {

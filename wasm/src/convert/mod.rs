@@ -3,6 +3,7 @@
 //! shape `@aws-sdk/client-dynamodb` takes.
 
 mod input;
+pub mod js;
 mod options;
 mod output;
 mod requests;

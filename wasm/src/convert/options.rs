@@ -32,7 +32,8 @@ fn text(options: &JsValue, name: &str) -> Result<Option<String>, Failure> {
         .ok_or_else(|| bad(name, "a string"))
 }
 
-fn flag(options: &JsValue, name: &str, default: bool) -> Result<bool, Failure> {
+/// A boolean option.
+pub fn flag(options: &JsValue, name: &str, default: bool) -> Result<bool, Failure> {
     let value = get(options, name);
     if value.is_undefined() {
         return Ok(default);

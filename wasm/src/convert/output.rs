@@ -164,7 +164,11 @@ fn number(text: &str, options: &OutputOptions, path: &str) -> Result<JsValue, Fa
         (Ok(a), Ok(b)) => a.canonical() == b.canonical(),
         _ => false,
     };
-    if !exact {
+    // Integers beyond 2^53 may print back exactly yet stand for several
+    // values; refuse them as util-dynamodb does, so plain output always
+    // goes back in as plain input.
+    let unsafe_integer = value.fract() == 0.0 && value.abs() > 9_007_199_254_740_991.0;
+    if !exact || unsafe_integer {
         return Err(Failure::new(
             "NUMBER_IMPRECISE",
             format!("{path}: {text} does not fit a JavaScript number exactly; set wrapNumbers"),
