@@ -314,10 +314,10 @@ export function itemSize(item: DynamoItemInput | PlainItem, options?: InputOptio
 export function validateItem(item: DynamoItemInput | PlainItem, options?: ValidateOptions): Violation[];
 
 /** Compresses bytes into a self-describing frame (codec, lengths and digest inside). */
-export function compress(bytes: Uint8Array, options?: CompressOptions): Uint8Array;
+export function compress(bytes: Uint8Array | ArrayBuffer, options?: CompressOptions): Uint8Array;
 
 /** Decompresses a frame made by {@link compress}, checking its length and digest. */
-export function decompress(bytes: Uint8Array, options?: DecompressOptions): Uint8Array;
+export function decompress(bytes: Uint8Array | ArrayBuffer, options?: DecompressOptions): Uint8Array;
 
 /** Splits an item into a parent and chunks and plans the requests that write it. */
 export function split(item: DynamoItemInput | PlainItem, options: SplitOptions): SplitResult;
@@ -365,7 +365,7 @@ export class Splitter {
   /** Payload bytes received so far. */
   readonly received: number;
   /** Takes the next bytes; returns the chunk items they completed, ready to write. */
-  push(bytes: Uint8Array): DynamoItem[];
+  push(bytes: Uint8Array | ArrayBuffer): DynamoItem[];
   /**
    * Ends the payload (throws `STREAM_LENGTH_MISMATCH` if fewer bytes than `size` came).
    * `chunks` are the last chunk items; `requests` has mode `"batch"` with no
