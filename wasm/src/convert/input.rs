@@ -187,7 +187,11 @@ impl Reader {
             if !n.is_finite() {
                 return Err(Failure::new(
                     "NUMBER_INVALID",
-                    format!("{}: {n} is not a DynamoDB number", self.path),
+                    format!(
+                        "{}: {} is not a DynamoDB number",
+                        self.path,
+                        js_number_text(n)
+                    ),
                 ));
             }
             let unsafe_integer = n.fract() == 0.0 && n.abs() > 9_007_199_254_740_991.0;
@@ -195,16 +199,13 @@ impl Reader {
                 return Err(Failure::new(
                     "NUMBER_IMPRECISE",
                     format!(
-                        "{}: {n} is beyond Number.MAX_SAFE_INTEGER; pass a bigint or NumberValue, or set allowImpreciseNumbers",
-                        self.path
+                        "{}: {} is beyond Number.MAX_SAFE_INTEGER; pass a bigint or NumberValue, or set allowImpreciseNumbers",
+                        self.path,
+                        js_number_text(n)
                     ),
                 ));
             }
-            let text: String = js_sys::Number::from(n)
-                .to_string_with_radix(10)
-                .map(String::from)
-                .unwrap_or_default();
-            return Ok(text);
+            return Ok(js_number_text(n));
         }
         if value.is_bigint() {
             let big: &js_sys::BigInt = value.unchecked_ref();
@@ -315,4 +316,13 @@ fn describe(value: &JsValue) -> String {
         Some(kind) => format!("a {kind}"),
         None => "a value".into(),
     }
+}
+
+/// A number's text as JavaScript writes it (shortest round trip); formatting
+/// an f64 in Rust would link core's float printing (~18 KB of wasm).
+fn js_number_text(n: f64) -> String {
+    js_sys::Number::from(n)
+        .to_string_with_radix(10)
+        .map(String::from)
+        .unwrap_or_default()
 }

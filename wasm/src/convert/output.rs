@@ -155,7 +155,8 @@ fn number(text: &str, options: &OutputOptions, path: &str) -> Result<JsValue, Fa
     if options.wrap_numbers {
         return number_value(text);
     }
-    let value: f64 = text.trim_start_matches('+').parse().unwrap_or(f64::NAN);
+    // JavaScript's parseFloat: Rust's would link core's float parser and its tables (~15 KB).
+    let value: f64 = js_sys::parse_float(text.trim_start_matches('+'));
     let back = js_sys::Number::from(value)
         .to_string_with_radix(10)
         .map(String::from)
