@@ -79,3 +79,19 @@ for (const target of ['nodejs', 'web']) {
   const gzipped = gzipSync(bytes, { level: 9 }).length;
   console.error(`build-wasm: ${out}: ${bytes.length} bytes of wasm, ${gzipped} gzipped`);
 }
+
+// Ship the module once: the two targets' modules are the same bytes (only the
+// glue differs), so the Node glue reads the browser build's copy.
+const nodeModule = join(values.out, 'node', 'dynaslice_wasm_bg.wasm');
+const webModule = join(values.out, 'web', 'dynaslice_wasm_bg.wasm');
+if (readFileSync(nodeModule).equals(readFileSync(webModule))) {
+  const glue = join(values.out, 'node', 'dynaslice_wasm.js');
+  const text = readFileSync(glue, 'utf8');
+  const from = '`${__dirname}/dynaslice_wasm_bg.wasm`';
+  if (!text.includes(from)) {
+    console.error(`build-wasm: ${glue} no longer loads ${from}; update this script`);
+    process.exit(1);
+  }
+  writeFileSync(glue, text.replace(from, '`${__dirname}/../web/dynaslice_wasm_bg.wasm`'));
+  rmSync(nodeModule);
+}

@@ -30,7 +30,6 @@ test('npm pack ships exactly the built package, and a clean project can use it',
     const expected = [
       'README.md',
       'dist/node/dynaslice_wasm.js',
-      'dist/node/dynaslice_wasm_bg.wasm',
       'dist/node/package.json',
       'dist/web/dynaslice_wasm.js',
       'dist/web/dynaslice_wasm_bg.wasm',
