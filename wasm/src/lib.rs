@@ -35,9 +35,10 @@ pub fn item_size(item: JsValue, options: JsValue) -> JsResult<f64> {
 pub fn validate_item(item: JsValue, options: JsValue) -> JsResult<Array> {
     let item = convert::item_from_js(&item, &convert::input_options(&options)?)?;
     let key_option = convert::get(&options, "key");
-    let key = match key_option.is_undefined() {
-        true => None,
-        false => Some(convert::key_schema(&key_option)?),
+    let key = if key_option.is_undefined() {
+        None
+    } else {
+        Some(convert::key_schema(&key_option)?)
     };
     let validate = ValidateOptions {
         key: key.as_ref(),

@@ -47,9 +47,10 @@ impl Splitter {
             )
             .into());
         }
-        let compression = match convert::get(&options, "codec").is_undefined() {
-            true => Compression::NONE,
-            false => convert::compression(&options)?,
+        let compression = if convert::get(&options, "codec").is_undefined() {
+            Compression::NONE
+        } else {
+            convert::compression(&options)?
         };
         let expect = crate::expectation(&options, &table)?;
         let inner = StreamSplit::new(parent, attribute, size as u64, compression, &split_options)
