@@ -161,6 +161,8 @@ export interface SplitOptions extends TableOptions, InputOptions {
   level?: number;
   /** Largest chunk item in bytes, exact (default and maximum 409,600; minimum 2,048). */
   chunkItemBytes?: number;
+  /** Items this size or smaller are not split, and the parent must fit it (default and maximum 409,600). */
+  itemLimit?: number;
   /** Attributes are moved off the parent, largest first, until it is this small (default 4,096). */
   parentBudget?: number;
   /** Largest encoded payload accepted (default 64 MiB). */

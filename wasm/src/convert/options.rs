@@ -191,7 +191,7 @@ pub fn key_schema(value: &JsValue) -> Result<KeySchema, Failure> {
 }
 
 /// Split options from the table options and `{ codec, level, chunkItemBytes,
-/// parentBudget, maxRawBytes, inline, keep, version }`.
+/// itemLimit, parentBudget, maxRawBytes, inline, keep, version }`.
 pub fn split_options(table: &TableOptions, options: &JsValue) -> Result<SplitOptions, Failure> {
     let version = match text(options, "version")? {
         Some(text) => VersionId::parse(&text).map_err(|_| bad("version", "a 26-character ULID"))?,
@@ -204,6 +204,7 @@ pub fn split_options(table: &TableOptions, options: &JsValue) -> Result<SplitOpt
         Some(_) => CodecChoice::Fixed(compression(options)?),
     };
     split.chunk_item_bytes = size(options, "chunkItemBytes", split.chunk_item_bytes)?;
+    split.item_limit = size(options, "itemLimit", split.item_limit)?;
     split.parent_budget = size(options, "parentBudget", split.parent_budget)?;
     split.max_raw_bytes = size(options, "maxRawBytes", split.max_raw_bytes)?;
     split.inline = flag(options, "inline", true)?;
