@@ -267,8 +267,12 @@ pub fn reassemble(
                 .map_err(|e| blame(&ordered, &manifest, e))?
         }
     };
-    let mut item = parent.clone();
-    item.remove(MANIFEST_ATTRIBUTE);
+    // The parent without its manifest (never cloning an inline payload).
+    let mut item: Item = parent
+        .iter()
+        .filter(|(name, _)| name.as_str() != MANIFEST_ATTRIBUTE)
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect();
     for (name, value) in spilled {
         if item.contains_key(&name) || name == MANIFEST_ATTRIBUTE {
             return Err(ReassembleError::AttributeConflict { name });

@@ -162,12 +162,12 @@ impl StreamSplit {
         self.raw(bytes);
         self.received = received;
         let (first, sealed) = self.cutter.take_sealed();
-        self.chunk_items(first, sealed)
+        chunk_items(&self.key, &self.options, first, sealed)
     }
 
     /// Ends the payload: returns the parent (with its manifest) and the last
     /// chunk items not yet returned by [`StreamSplit::push`].
-    pub fn finish(mut self) -> Result<SplitItem, SplitError> {
+    pub fn finish(self) -> Result<SplitItem, SplitError> {
         if self.received != self.declared {
             return Err(SplitError::StreamLength {
                 declared: self.declared,
@@ -175,47 +175,55 @@ impl StreamSplit {
             });
         }
         let Self {
-            encoder, cutter, ..
-        } = &mut self;
-        match core::mem::replace(encoder, Encoder::Stored) {
+            options,
+            key,
+            mut parent,
+            attribute,
+            codec,
+            stream_len,
+            digest: digester,
+            encoder,
+            mut cutter,
+            data_bytes,
+            ..
+        } = self;
+        match encoder {
             Encoder::Stored => {}
             #[cfg(feature = "deflate")]
             Encoder::Deflate(stream) => stream.finish(&mut |out| cutter.write(out, None)),
         }
-        let digest = self.digest.finish();
-        self.cutter.write(&digest.to_le_bytes(), None);
-        let stored_len = self.cutter.written();
-        let cutter = core::mem::replace(&mut self.cutter, Cutter::new(1, String::new(), None));
+        let digest = digester.finish();
+        cutter.write(&digest.to_le_bytes(), None);
+        let stored_len = cutter.written();
         let (first, rest) = cutter.finish();
         let chunk_count = first as usize + rest.len();
         if chunk_count > MAX_CHUNKS as usize {
             return Err(SplitError::TooLarge {
                 size: usize::try_from(stored_len).unwrap_or(usize::MAX),
-                limit: MAX_CHUNKS as usize * self.data_bytes,
+                limit: MAX_CHUNKS as usize * data_bytes,
             });
         }
         let manifest = Manifest {
-            version: self.options.version,
-            layout: self.options.layout.name().into(),
-            codec: self.codec,
+            version: options.version,
+            layout: options.layout.name().into(),
+            codec,
             chunk_count: chunk_count as u32,
-            chunk_bytes: self.data_bytes as u32,
+            chunk_bytes: data_bytes as u32,
             stored_len,
-            raw_len: self.stream_len,
+            raw_len: stream_len,
             digest,
-            spilled: alloc::vec![self.attribute.clone()],
+            spilled: alloc::vec![attribute],
             inline: None,
         };
-        let mut parent = core::mem::take(&mut self.parent);
         parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
         let size = item_size(&parent);
-        if size > self.options.item_limit {
+        if size > options.item_limit {
             return Err(SplitError::ParentTooLarge {
                 size,
-                limit: self.options.item_limit,
+                limit: options.item_limit,
             });
         }
-        let chunks = self.chunk_items(first, rest)?;
+        let chunks = chunk_items(&key, &options, first, rest)?;
         Ok(SplitItem {
             parent,
             chunks,
@@ -235,16 +243,18 @@ impl StreamSplit {
             Encoder::Deflate(stream) => stream.write(bytes, &mut |out| cutter.write(out, None)),
         }
     }
+}
 
-    fn chunk_items(
-        &self,
-        first: u32,
-        sealed: Vec<(Vec<u8>, u64)>,
-    ) -> Result<Vec<Item>, SplitError> {
-        sealed
-            .into_iter()
-            .zip(first..)
-            .map(|((data, digest), seq)| chunk_item(&self.key, &self.options, seq, data, digest))
-            .collect()
-    }
+/// Chunk items for sealed chunk payloads, the first being chunk `first`.
+fn chunk_items(
+    key: &Item,
+    options: &SplitOptions,
+    first: u32,
+    sealed: Vec<(Vec<u8>, u64)>,
+) -> Result<Vec<Item>, SplitError> {
+    sealed
+        .into_iter()
+        .zip(first..)
+        .map(|((data, digest), seq)| chunk_item(key, options, seq, data, digest))
+        .collect()
 }
