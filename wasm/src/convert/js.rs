@@ -74,9 +74,13 @@ pub fn is_plain_object(value: &JsValue, path: &str) -> Result<bool, Failure> {
         return Ok(false);
     }
     let object: &Object = value.unchecked_ref();
-    let proto = Reflect::get_prototype_of(object).map_err(|e| thrown(path, e))?;
-    Ok(proto.is_null()
-        || JsValue::from(proto) == JsValue::from(Object::get_prototype_of(&Object::new())))
+    let proto = JsValue::from(Reflect::get_prototype_of(object).map_err(|e| thrown(path, e))?);
+    Ok(proto.is_null() || OBJECT_PROTOTYPE.with(|plain| proto == *plain))
+}
+
+thread_local! {
+    /// `Object.prototype`, looked up once rather than for every value read.
+    static OBJECT_PROTOTYPE: JsValue = Object::get_prototype_of(&Object::new()).into();
 }
 
 /// The bytes of a `Uint8Array` (a Node `Buffer` included) or an
