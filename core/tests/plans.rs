@@ -292,6 +292,31 @@ fn small_items_are_one_conditional_put() {
 }
 
 #[test]
+fn smaller_batches_keep_order_and_every_limit() {
+    let (split, options) = split(3_000_000, 50_000, Layout::default(), 77);
+    let plan =
+        plan::plan_write(&split, &target(&options), &Expect::Absent, WriteMode::Batch).unwrap();
+    let WriteSteps::Batch { chunks, .. } = plan.steps else {
+        panic!("batch mode")
+    };
+    let requests: Vec<_> = chunks.into_iter().flat_map(|b| b.requests).collect();
+    for max in [0, 1, 5, 7, 25, 1000] {
+        let batches = plan::pack_batch_writes_by(requests.clone(), max);
+        check_batches(&batches).unwrap();
+        let cap = max.clamp(1, MAX_BATCH_WRITE_ITEMS);
+        assert!(batches.iter().all(|b| b.requests.len() <= cap), "max {max}");
+        // Full batches before the last one: nothing is split needlessly.
+        assert!(
+            batches[..batches.len() - 1]
+                .iter()
+                .all(|b| b.requests.len() == cap)
+        );
+        let again: Vec<_> = batches.into_iter().flat_map(|b| b.requests).collect();
+        assert_eq!(again, requests, "max {max}: order and content kept");
+    }
+}
+
+#[test]
 fn interleaving_alternates_between_items() {
     let plans: Vec<_> = (0..3)
         .map(|i| {

@@ -112,11 +112,22 @@ impl BatchWrite {
 pub fn pack_batch_writes(
     requests: impl IntoIterator<Item = (String, WriteRequest)>,
 ) -> Vec<BatchWrite> {
+    pack_batch_writes_by(requests, MAX_BATCH_WRITE_ITEMS)
+}
+
+/// Packs requests into batches of at most `max_items` (clamped to 1..=25)
+/// requests and 16 MB, in order. Smaller batches let a host keep several
+/// requests in flight for one item (25 full chunks are one 10 MB request).
+pub fn pack_batch_writes_by(
+    requests: impl IntoIterator<Item = (String, WriteRequest)>,
+    max_items: usize,
+) -> Vec<BatchWrite> {
+    let max_items = max_items.clamp(1, MAX_BATCH_WRITE_ITEMS);
     let mut batches: Vec<BatchWrite> = Vec::new();
     for (table, request) in requests {
         let size = request.size();
         let fits = batches.last().is_some_and(|b| {
-            b.requests.len() < MAX_BATCH_WRITE_ITEMS && b.bytes + size <= MAX_BATCH_WRITE_BYTES
+            b.requests.len() < max_items && b.bytes + size <= MAX_BATCH_WRITE_BYTES
         });
         if !fits {
             batches.push(BatchWrite::default());

@@ -1,0 +1,241 @@
+//! The command line, as clap parses it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Store DynamoDB items of any size: exact sizes, compression, versioned chunks.
+///
+/// With no --endpoint and no --aws, dynaslice runs an embedded
+/// DynamoDB-compatible store inside its own process, with its data in
+/// .dynaslice/local.db.
+#[derive(Debug, Parser)]
+#[command(name = "dynaslice", version, propagate_version = true)]
+pub struct Cli {
+    /// A DynamoDB-compatible server, e.g. http://127.0.0.1:8000.
+    #[arg(
+        long,
+        global = true,
+        env = "DYNASLICE_ENDPOINT",
+        conflicts_with = "aws"
+    )]
+    pub endpoint: Option<String>,
+    /// Real DynamoDB, with the standard AWS credential chain and region.
+    #[arg(long, global = true)]
+    pub aws: bool,
+    /// The embedded store's data file.
+    #[arg(
+        long,
+        global = true,
+        env = "DYNASLICE_DATA",
+        default_value = ".dynaslice/local.db"
+    )]
+    pub data: PathBuf,
+    /// Output format: text for people, json for scripts.
+    #[arg(long, global = true, value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Output formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Output {
+    /// Human-readable lines.
+    Text,
+    /// One JSON document on stdout.
+    Json,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write an item: a file into a binary attribute, or an item in DynamoDB JSON.
+    Put(PutArgs),
+    /// Read an item back whole (to stdout, or a file).
+    Get(GetArgs),
+    /// Delete an item and its chunks.
+    Rm(KeyArgs),
+    /// List the items of a table.
+    Ls(TableArgs),
+    /// Show how an item is stored: parent, chunks, codec, sizes, capacity.
+    Inspect(KeyArgs),
+    /// Plan a write without writing: size, codec, chunks, mode, capacity.
+    Estimate(PutArgs),
+    /// Delete chunks no item refers to.
+    Gc(GcArgs),
+    /// Manage tables.
+    #[command(subcommand)]
+    Tables(TablesCommand),
+}
+
+/// `--json` as a shorthand for `--output json`.
+#[derive(Debug, Args)]
+pub struct JsonFlag {
+    /// Same as --output json.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// A table.
+#[derive(Debug, Args)]
+pub struct TableArgs {
+    /// The table.
+    #[arg(long, short)]
+    pub table: String,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+/// A table and an item's key.
+#[derive(Debug, Args)]
+pub struct KeyArgs {
+    /// The table.
+    #[arg(long, short)]
+    pub table: String,
+    /// A key attribute, name=value (numbers as text, binaries in base64);
+    /// once per key attribute.
+    #[arg(long, short, required = true)]
+    pub key: Vec<String>,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+/// What `put` and `estimate` take.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("source").required(true).args(["file", "json"])))]
+pub struct PutArgs {
+    /// The table.
+    #[arg(long, short)]
+    pub table: String,
+    /// A key attribute, name=value; once per key attribute.
+    #[arg(long, short, required = true)]
+    pub key: Vec<String>,
+    /// A file, stored as the binary attribute --attribute (streamed).
+    #[arg(long, short)]
+    pub file: Option<PathBuf>,
+    /// The attribute a file is stored in.
+    #[arg(long, default_value = "data")]
+    pub attribute: String,
+    /// An item in DynamoDB JSON ({"name": {"S": "x"}}), or @path to read it from a file.
+    #[arg(long)]
+    pub json: Option<String>,
+    /// The codec.
+    #[arg(long, value_enum, default_value_t = CodecArg::Auto)]
+    pub codec: CodecArg,
+    /// The codec's level (deflate family 0-10; zstd only its default).
+    #[arg(long)]
+    pub level: Option<u8>,
+    /// Atomic (one transaction), batch, or atomic when it fits.
+    #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
+    pub mode: ModeArg,
+    /// Attributes that must stay on the parent (index keys), comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub keep: Vec<String>,
+    /// The largest item accepted, in bytes (default 64 MiB).
+    #[arg(long)]
+    pub max_size: Option<usize>,
+    /// Batch requests in flight at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+    /// Print the result as JSON (same as --output json).
+    #[arg(long = "json-output", hide = true)]
+    pub json_output: bool,
+}
+
+/// Codecs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CodecArg {
+    /// Chosen by dynaslice's policy.
+    Auto,
+    /// Stored as is.
+    None,
+    /// Raw deflate.
+    Deflate,
+    /// zlib.
+    Zlib,
+    /// gzip.
+    Gzip,
+    /// Raw snappy.
+    Snappy,
+    /// zstd.
+    Zstd,
+}
+
+/// Write modes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModeArg {
+    /// Atomic when it fits one transaction, batch otherwise.
+    Auto,
+    /// One TransactWriteItems, or an error.
+    Atomic,
+    /// Chunks by BatchWriteItem, then the conditional parent.
+    Batch,
+}
+
+/// What `get` takes.
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    #[command(flatten)]
+    pub item: KeyArgs,
+    /// Write the binary attribute --attribute to this file (the whole item
+    /// as DynamoDB JSON when it is not binary). Default: the item as
+    /// DynamoDB JSON on stdout.
+    #[arg(long, short)]
+    pub out: Option<PathBuf>,
+    /// The attribute a file was stored in.
+    #[arg(long, default_value = "data")]
+    pub attribute: String,
+    /// The largest item accepted, in bytes (default 64 MiB).
+    #[arg(long)]
+    pub max_size: Option<usize>,
+}
+
+/// What `gc` takes.
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// Keep unreferenced chunks younger than this (e.g. 30s, 15m, 1h).
+    #[arg(long, default_value = "1h", value_parser = humantime::parse_duration)]
+    pub grace: std::time::Duration,
+    /// Report what would be deleted; delete nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// `tables` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TablesCommand {
+    /// Create a table able to hold large items, and its chunk table.
+    Create(CreateArgs),
+}
+
+/// What `tables create` takes.
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// The table.
+    #[arg(long, short)]
+    pub table: String,
+    /// The partition key, name or name:S|N|B.
+    #[arg(long, default_value = "pk")]
+    pub partition_key: String,
+    /// The sort key, name or name:S|N|B.
+    #[arg(long)]
+    pub sort_key: Option<String>,
+    /// Where chunks go: a chunk table <table>.chunks, or the item's own collection.
+    #[arg(long, value_enum, default_value_t = LayoutArg::Table)]
+    pub layout: LayoutArg,
+    #[command(flatten)]
+    pub json: JsonFlag,
+}
+
+/// Layouts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LayoutArg {
+    /// Chunks in <table>.chunks.
+    Table,
+    /// Chunks beside the item (needs a string sort key).
+    Collection,
+}

@@ -1,0 +1,412 @@
+//! One function per command: parse the arguments, call the library, print.
+
+use std::process::ExitCode;
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::plan::{Expect, WriteMode, WriteSteps, plan_write};
+use dynaslice_core::{
+    AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType, item_size,
+    split_item,
+};
+use dynaslice_host::json::{item_from_json, item_to_json, key_from_args, value_text};
+use dynaslice_host::{
+    GcOptions, GetOptions, HostError, LayoutKind, PutOptions, TableConfig, create_tables,
+    fresh_version,
+};
+use serde_json::json;
+
+use super::args::{
+    CodecArg, CreateArgs, GcArgs, GetArgs, KeyArgs, LayoutArg, ModeArg, PutArgs, TableArgs,
+};
+use super::output::{Bar, manifest_json, manifest_text, print_json, size};
+
+fn put_options(args: &PutArgs) -> Result<PutOptions, HostError> {
+    let codec = match args.codec {
+        CodecArg::Auto => None,
+        CodecArg::None => Some(Codec::None),
+        CodecArg::Deflate => Some(Codec::Deflate),
+        CodecArg::Zlib => Some(Codec::Zlib),
+        CodecArg::Gzip => Some(Codec::Gzip),
+        CodecArg::Snappy => Some(Codec::Snappy),
+        CodecArg::Zstd => Some(Codec::Zstd),
+    };
+    let compression = match (codec, args.level) {
+        (None, Some(_)) => return Err(HostError::Input("--level needs a --codec".into())),
+        (None, None) => CodecChoice::Auto,
+        (Some(codec), level) => CodecChoice::Fixed(Compression { codec, level }),
+    };
+    let mut options = PutOptions {
+        compression,
+        mode: match args.mode {
+            ModeArg::Auto => WriteMode::Auto,
+            ModeArg::Atomic => WriteMode::Atomic,
+            ModeArg::Batch => WriteMode::Batch,
+        },
+        keep: args.keep.clone(),
+        concurrency: args.concurrency.max(1),
+        ..PutOptions::default()
+    };
+    if let Some(max) = args.max_size {
+        options.max_item_bytes = max;
+    }
+    Ok(options)
+}
+
+/// The item `put --json` or `estimate --json` names, with the key arguments merged in.
+fn json_item(text: &str, key: &Item) -> Result<Item, HostError> {
+    let text = match text.strip_prefix('@') {
+        Some(path) => std::fs::read_to_string(path).map_err(|e| HostError::io(path, e))?,
+        None => text.to_string(),
+    };
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| HostError::Input(format!("--json is not valid JSON: {e}")))?;
+    let mut item = item_from_json(&value)?;
+    item.extend(key.clone());
+    Ok(item)
+}
+
+fn key_text(key: &Item) -> String {
+    key.iter()
+        .map(|(k, v)| format!("{k}={}", value_text(v)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+pub async fn put(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.table).await?;
+    let key = key_from_args(&args.key, &table.key)?;
+    let options = put_options(args)?;
+    let bar = Bar::new("uploading", json);
+    let outcome = match (&args.file, &args.json) {
+        (Some(path), _) => {
+            let file = tokio::fs::File::open(path)
+                .await
+                .map_err(|e| HostError::io(path.display(), e))?;
+            let len = file
+                .metadata()
+                .await
+                .map_err(|e| HostError::io(path.display(), e))?
+                .len();
+            dynaslice_host::put_reader(
+                client,
+                &table,
+                key.clone(),
+                &args.attribute,
+                file,
+                len,
+                &options,
+                &bar,
+            )
+            .await
+        }
+        (None, Some(text)) => {
+            let item = json_item(text, &key)?;
+            dynaslice_host::put(client, &table, &item, &options, &bar).await
+        }
+        (None, None) => Err(HostError::Input("put needs --file or --json".into())),
+    };
+    bar.finish();
+    let outcome = outcome?;
+    if json {
+        print_json(&json!({
+            "key": item_to_json(&key),
+            "mode": outcome.mode,
+            "bytesWritten": outcome.bytes_written,
+            "manifest": outcome.manifest.as_ref().map(manifest_json),
+            "replaced": outcome.replaced.map(|v| v.to_text()),
+            "cleanupLeft": outcome.cleanup_left,
+        }));
+    } else {
+        let how = outcome
+            .manifest
+            .as_ref()
+            .map_or("as one item".to_string(), manifest_text);
+        println!(
+            "stored {} in {} ({} mode): {how}",
+            key_text(&key),
+            args.table,
+            outcome.mode
+        );
+        if outcome.cleanup_left > 0 {
+            println!(
+                "{} chunks of the replaced version remain; `dynaslice gc` removes them",
+                outcome.cleanup_left
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.table).await?;
+    let key = key_from_args(&args.key, &table.key)?;
+    let options = put_options(args)?;
+    let item = match (&args.file, &args.json) {
+        (Some(path), _) => {
+            let bytes = std::fs::read(path).map_err(|e| HostError::io(path.display(), e))?;
+            let mut item = key.clone();
+            item.insert(args.attribute.clone(), AttributeValue::B(bytes));
+            item
+        }
+        (None, Some(text)) => json_item(text, &key)?,
+        (None, None) => return Err(HostError::Input("estimate needs --file or --json".into())),
+    };
+    let split = split_item(&item, &options.split_options(&table, fresh_version()))?;
+    let plan = plan_write(&split, &table.target(), &Expect::Absent, options.mode)?;
+    let mode = match &plan.steps {
+        WriteSteps::Single(_) => "single",
+        WriteSteps::Atomic(_) => "atomic",
+        WriteSteps::Batch { .. } => "batch",
+    };
+    let read = dynaslice_core::plan::plan_read(&split.parent, &table.target(), true)?;
+    let read_units = dynaslice_core::read_units(
+        item_size(&split.parent),
+        dynaslice_core::ReadConsistency::Strong,
+    ) + read.read_units();
+    let item_bytes = item_size(&item);
+    if json {
+        print_json(&json!({
+            "itemBytes": item_bytes,
+            "overLimitBy": item_bytes.saturating_sub(dynaslice_core::MAX_ITEM_BYTES),
+            "mode": mode,
+            "parentBytes": item_size(&split.parent),
+            "chunks": split.chunks.len(),
+            "manifest": split.manifest.as_ref().map(manifest_json),
+            "writeUnits": plan.write_units(),
+            "readUnits": read_units,
+        }));
+    } else {
+        println!("item: {} ({item_bytes} bytes)", size(item_bytes as u64));
+        match &split.manifest {
+            Some(m) => println!("split: {}", manifest_text(m)),
+            None => println!("fits one item: no split"),
+        }
+        println!(
+            "write: {mode} mode, {} WCU; read back: {read_units} RCU (strongly consistent)",
+            plan.write_units()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.item.table).await?;
+    let key = key_from_args(&args.item.key, &table.key)?;
+    let mut options = GetOptions::default();
+    if let Some(max) = args.max_size {
+        options.max_item_bytes = max;
+    }
+    let bar = Bar::new("reading", json || args.out.is_none());
+    let fetched = dynaslice_host::get(client, &table, &key, &options, &bar).await;
+    bar.finish();
+    let Some(fetched) = fetched? else {
+        return not_found(&key, &args.item.table, json);
+    };
+    match &args.out {
+        Some(path) => {
+            let bytes = match fetched.item.get(&args.attribute) {
+                Some(AttributeValue::B(bytes)) => bytes.clone(),
+                _ => item_to_json(&fetched.item).to_string().into_bytes(),
+            };
+            tokio::fs::write(path, &bytes)
+                .await
+                .map_err(|e| HostError::io(path.display(), e))?;
+            if json {
+                print_json(
+                    &json!({ "key": item_to_json(&key), "file": path, "bytes": bytes.len() }),
+                );
+            } else {
+                println!("wrote {} to {}", size(bytes.len() as u64), path.display());
+            }
+        }
+        None => print_json(&item_to_json(&fetched.item)),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn not_found(key: &Item, table: &str, json: bool) -> Result<ExitCode, HostError> {
+    if json {
+        print_json(
+            &json!({ "error": { "code": "NOT_FOUND", "message": format!("no item {} in {table}", key_text(key)) } }),
+        );
+    } else {
+        eprintln!(
+            "dynaslice: no item {} in {table} [NOT_FOUND]",
+            key_text(key)
+        );
+    }
+    Ok(ExitCode::from(1))
+}
+
+pub async fn rm(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.table).await?;
+    let key = key_from_args(&args.key, &table.key)?;
+    let outcome = dynaslice_host::delete(client, &table, &key, &PutOptions::default()).await?;
+    if !outcome.existed {
+        return not_found(&key, &args.table, json);
+    }
+    if json {
+        print_json(
+            &json!({ "key": item_to_json(&key), "chunksDeleted": outcome.chunks_deleted, "chunksLeft": outcome.chunks_left }),
+        );
+    } else {
+        println!(
+            "deleted {} and {} chunks",
+            key_text(&key),
+            outcome.chunks_deleted
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn ls(client: &Client, args: &TableArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.table).await?;
+    let items = dynaslice_host::list(client, &table).await?;
+    if json {
+        let rows: Vec<_> = items
+            .iter()
+            .map(|i| json!({ "key": item_to_json(&i.key), "parentBytes": i.parent_bytes, "manifest": i.manifest.as_ref().map(manifest_json) }))
+            .collect();
+        print_json(&json!({ "items": rows }));
+    } else {
+        for i in &items {
+            let what = i.manifest.as_ref().map_or(
+                format!("{} (one item)", size(i.parent_bytes as u64)),
+                manifest_text,
+            );
+            println!("{}\t{what}", key_text(&i.key));
+        }
+        println!(
+            "{} item{}",
+            items.len(),
+            if items.len() == 1 { "" } else { "s" }
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn inspect(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.table).await?;
+    let key = key_from_args(&args.key, &table.key)?;
+    let Some(found) = dynaslice_host::inspect(client, &table, &key).await? else {
+        return not_found(&key, &args.table, json);
+    };
+    if json {
+        let chunks: Vec<_> = found
+            .chunks
+            .iter()
+            .map(|c| json!({ "key": item_to_json(&c.key), "dataBytes": c.data_bytes, "itemBytes": c.item_bytes }))
+            .collect();
+        print_json(&json!({
+            "key": item_to_json(&key),
+            "layout": found.layout,
+            "chunkTable": found.chunk_table,
+            "parentBytes": found.parent_bytes,
+            "manifest": found.manifest.as_ref().map(manifest_json),
+            "chunks": chunks,
+            "readUnits": found.read_units,
+            "writeUnits": found.write_units,
+        }));
+    } else {
+        println!(
+            "item {} in {} ({} layout, chunks in {})",
+            key_text(&key),
+            args.table,
+            found.layout,
+            found.chunk_table
+        );
+        println!("parent: {}", size(found.parent_bytes as u64));
+        match &found.manifest {
+            Some(m) => println!("payload: {}", manifest_text(m)),
+            None => println!("payload: none (a plain item)"),
+        }
+        for (seq, c) in found.chunks.iter().enumerate() {
+            println!(
+                "  chunk {seq}: {} ({} of data)",
+                size(c.item_bytes as u64),
+                size(c.data_bytes)
+            );
+        }
+        println!(
+            "capacity: {} RCU to read (strongly consistent), {} WCU to write",
+            found.read_units, found.write_units
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.table.table).await?;
+    let options = GcOptions {
+        grace: args.grace,
+        dry_run: args.dry_run,
+    };
+    let report = dynaslice_host::gc(client, &table, &options).await?;
+    if json {
+        print_json(&json!({
+            "chunks": report.chunks, "referenced": report.referenced,
+            "young": report.young, "deleted": report.deleted, "dryRun": args.dry_run,
+        }));
+    } else {
+        let verb = if args.dry_run {
+            "would delete"
+        } else {
+            "deleted"
+        };
+        println!(
+            "{} chunks: {} referenced, {} unreferenced but younger than {}, {verb} {}",
+            report.chunks,
+            report.referenced,
+            report.young,
+            humantime::format_duration(args.grace),
+            report.deleted
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn key_attribute(spec: &str) -> Result<(String, KeyType), HostError> {
+    let (name, kind) = spec.split_once(':').unwrap_or((spec, "S"));
+    let kind = match kind {
+        "S" | "s" => KeyType::S,
+        "N" | "n" => KeyType::N,
+        "B" | "b" => KeyType::B,
+        other => {
+            return Err(HostError::Input(format!(
+                "key type {other} is not S, N or B"
+            )));
+        }
+    };
+    if name.is_empty() {
+        return Err(HostError::Input("a key attribute needs a name".into()));
+    }
+    Ok((name.to_string(), kind))
+}
+
+pub async fn create(client: &Client, args: &CreateArgs, json: bool) -> Result<ExitCode, HostError> {
+    let (name, kind) = key_attribute(&args.partition_key)?;
+    let mut key = KeySchema::partition(name, kind);
+    if let Some(sort) = &args.sort_key {
+        let (name, kind) = key_attribute(sort)?;
+        key = key.with_sort(name, kind);
+    }
+    let layout = match args.layout {
+        LayoutArg::Table => LayoutKind::ChunkTable,
+        LayoutArg::Collection => LayoutKind::ItemCollection,
+    };
+    let table = TableConfig::new(&args.table, key, layout);
+    create_tables(client, &table).await?;
+    if json {
+        print_json(
+            &json!({ "table": table.table, "chunkTable": table.chunk_table, "layout": table.layout.name() }),
+        );
+    } else {
+        println!(
+            "created {} (chunks in {}, {} layout)",
+            table.table,
+            table.chunk_table,
+            table.layout.name()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,72 @@
+//! The commands: connect, call the library, print.
+
+pub mod args;
+mod commands;
+pub mod output;
+
+use std::process::ExitCode;
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_host::{EmbeddedStore, HostError, aws_client, local_client};
+
+use args::{Cli, Command, TablesCommand};
+
+/// True when the result (and any error) should be printed as JSON.
+pub fn wants_json(cli: &Cli) -> bool {
+    let flag = match &cli.command {
+        Command::Put(a) | Command::Estimate(a) => a.json_output,
+        Command::Get(a) => a.item.json.json,
+        Command::Rm(a) | Command::Inspect(a) => a.json.json,
+        Command::Ls(a) => a.json.json,
+        Command::Gc(a) => a.table.json.json,
+        Command::Tables(TablesCommand::Create(a)) => a.json.json,
+    };
+    flag || cli.output == args::Output::Json
+}
+
+/// Where requests go, and the embedded store when it is the target.
+struct Connection {
+    client: Client,
+    store: Option<EmbeddedStore>,
+}
+
+async fn connect(cli: &Cli) -> Result<Connection, HostError> {
+    if let Some(url) = &cli.endpoint {
+        return Ok(Connection {
+            client: local_client(url),
+            store: None,
+        });
+    }
+    if cli.aws {
+        return Ok(Connection {
+            client: aws_client().await,
+            store: None,
+        });
+    }
+    let store = EmbeddedStore::start(Some(&cli.data)).await?;
+    Ok(Connection {
+        client: local_client(&store.endpoint()),
+        store: Some(store),
+    })
+}
+
+/// Runs the command; `Ok` carries the exit code (1 for "not found").
+pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
+    let json = wants_json(&cli);
+    let connection = connect(&cli).await?;
+    let client = &connection.client;
+    let result = match &cli.command {
+        Command::Put(a) => commands::put(client, a, json).await,
+        Command::Estimate(a) => commands::estimate(client, a, json).await,
+        Command::Get(a) => commands::get(client, a, json).await,
+        Command::Rm(a) => commands::rm(client, a, json).await,
+        Command::Ls(a) => commands::ls(client, a, json).await,
+        Command::Inspect(a) => commands::inspect(client, a, json).await,
+        Command::Gc(a) => commands::gc(client, a, json).await,
+        Command::Tables(TablesCommand::Create(a)) => commands::create(client, a, json).await,
+    };
+    if let Some(store) = connection.store {
+        store.stop().await?;
+    }
+    result
+}

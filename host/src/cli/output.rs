@@ -1,0 +1,105 @@
+//! Printing: progress bars, sizes people read, JSON for scripts, errors.
+
+use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::json;
+
+use dynaslice_core::Manifest;
+use dynaslice_host::{HostError, Progress};
+
+/// A progress bar on stderr, drawn only when stderr is a terminal.
+pub struct Bar(ProgressBar);
+
+impl Bar {
+    /// A bar labelled `what` (hidden for JSON output).
+    pub fn new(what: &'static str, json: bool) -> Self {
+        let bar = ProgressBar::with_draw_target(
+            None,
+            if json {
+                ProgressDrawTarget::hidden()
+            } else {
+                ProgressDrawTarget::stderr()
+            },
+        );
+        let style = ProgressStyle::with_template(
+            "{msg:>9} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
+        )
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+        bar.set_style(style);
+        bar.set_message(what);
+        Self(bar)
+    }
+
+    /// Removes the bar.
+    pub fn finish(&self) {
+        self.0.finish_and_clear();
+    }
+}
+
+impl Progress for Bar {
+    fn start(&self, total: u64) {
+        self.0.set_length(total);
+        self.0.set_position(0);
+    }
+    fn advance(&self, bytes: u64) {
+        self.0.inc(bytes);
+    }
+}
+
+/// `12.3 MiB` for people.
+pub fn size(bytes: u64) -> String {
+    HumanBytes(bytes).to_string()
+}
+
+/// A manifest as JSON.
+pub fn manifest_json(manifest: &Manifest) -> serde_json::Value {
+    json!({
+        "version": manifest.version.to_text(),
+        "layout": manifest.layout,
+        "codec": manifest.codec.name(),
+        "chunks": manifest.chunk_count,
+        "chunkBytes": manifest.chunk_bytes,
+        "storedBytes": manifest.stored_len,
+        "rawBytes": manifest.raw_len,
+        "inline": manifest.inline.is_some(),
+        "spilled": manifest.spilled,
+    })
+}
+
+/// A manifest in one line for people.
+pub fn manifest_text(manifest: &Manifest) -> String {
+    let place = if manifest.inline.is_some() {
+        "inline on the parent".to_string()
+    } else {
+        format!(
+            "{} chunk{}",
+            manifest.chunk_count,
+            if manifest.chunk_count == 1 { "" } else { "s" }
+        )
+    };
+    format!(
+        "{} raw, {} stored ({}, {}), version {}",
+        size(manifest.raw_len),
+        size(manifest.stored_len),
+        manifest.codec.name(),
+        place,
+        manifest.version.to_text()
+    )
+}
+
+/// Prints an error: one line on stderr, or a JSON document on stdout.
+pub fn print_error(error: &HostError, json: bool) {
+    if json {
+        println!(
+            "{}",
+            json!({ "error": { "code": error.code(), "message": error.to_string() } })
+        );
+    } else {
+        eprintln!("dynaslice: {error} [{}]", error.code());
+    }
+}
+
+/// Prints `value` as JSON (for --output json).
+pub fn print_json(value: &serde_json::Value) {
+    println!("{value}");
+}

@@ -1,0 +1,51 @@
+//! SDK clients: for a local endpoint (dummy credentials) or for AWS (the
+//! standard credential chain). Both have the SDK's own retries switched off:
+//! [`crate::RetryPolicy`] retries every request, so there is one bound.
+
+use std::time::Duration;
+
+use aws_config::BehaviorVersion;
+use aws_config::retry::RetryConfig;
+use aws_config::timeout::TimeoutConfig;
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::{Credentials, Region};
+
+/// Connect and per-attempt timeouts: a 16 MB batch on a busy local store
+/// takes seconds, a hung connection must not take forever.
+fn timeouts() -> TimeoutConfig {
+    TimeoutConfig::builder()
+        .connect_timeout(Duration::from_secs(10))
+        .operation_attempt_timeout(Duration::from_secs(120))
+        .build()
+}
+
+/// A client for a DynamoDB-compatible server at `url` (local servers accept
+/// any credentials; these are fixed placeholders, region `us-east-1`).
+pub fn local_client(url: &str) -> Client {
+    let config = aws_sdk_dynamodb::Config::builder()
+        .behavior_version(BehaviorVersion::latest())
+        .endpoint_url(url)
+        .region(Region::new("us-east-1"))
+        .credentials_provider(Credentials::new(
+            "dynaslice",
+            "dynaslice",
+            None,
+            None,
+            "dynaslice-local",
+        ))
+        .retry_config(RetryConfig::disabled())
+        .timeout_config(timeouts())
+        .build();
+    Client::from_conf(config)
+}
+
+/// A client for real DynamoDB with the standard AWS credential chain and
+/// region (environment, profile, SSO cache, instance metadata).
+pub async fn aws_client() -> Client {
+    let shared = aws_config::defaults(BehaviorVersion::latest())
+        .retry_config(RetryConfig::disabled())
+        .timeout_config(timeouts())
+        .load()
+        .await;
+    Client::new(&shared)
+}

@@ -1,0 +1,172 @@
+//! The host's one error type: every failure has a stable `code()`, a
+//! lowercase message with the numbers, and never hides what was stored.
+
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use dynaslice_core::{CodecError, PlanError, ReassembleError, SplitError, Violation};
+
+/// Why a host operation failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum HostError {
+    /// The item could not be split (invalid, too large, bad options).
+    #[error(transparent)]
+    Split(#[from] SplitError),
+    /// The requests could not be planned (unreadable stored manifest, layout mismatch).
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    /// The stored chunks do not rebuild the item: nothing is returned.
+    #[error("stored item is damaged: {0}")]
+    Reassemble(#[from] ReassembleError),
+    /// A stored frame could not be decoded.
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    /// A key given by the caller does not match the table's key schema.
+    #[error("key is invalid: {}", join(.0))]
+    Key(Vec<Violation>),
+    /// Another writer committed first; this write's chunks were deleted and
+    /// the stored item is the other writer's.
+    #[error("item {key} was changed by another writer; nothing of this write was kept")]
+    Conflict {
+        /// The item's key, as text.
+        key: String,
+    },
+    /// The table does not exist on the server.
+    #[error("table {table} does not exist")]
+    TableNotFound {
+        /// The table.
+        table: String,
+    },
+    /// The table cannot hold virtual items as configured.
+    #[error("table {table} cannot hold virtual items: {reason}")]
+    TableUnsupported {
+        /// The table.
+        table: String,
+        /// Why.
+        reason: String,
+    },
+    /// A chunk stayed missing after re-reading the parent (the store lost it).
+    #[error("chunks of item {key} are still missing after {attempts} reads")]
+    ChunksVanished {
+        /// The item's key, as text.
+        key: String,
+        /// Reads tried.
+        attempts: u32,
+    },
+    /// DynamoDB refused a request, or kept failing it until retries ran out.
+    #[error("{operation} failed after {attempts} attempt{}: {message}", if *.attempts == 1 { "" } else { "s" })]
+    Dynamo {
+        /// The API operation.
+        operation: &'static str,
+        /// DynamoDB's error code (`ValidationException`), or the transport's failure kind.
+        aws_code: String,
+        /// What it said.
+        message: String,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// A local file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// The embedded store could not start.
+    #[error("embedded store: {0}")]
+    Embedded(String),
+    /// Input the caller gave is not usable (bad JSON, bad option).
+    #[error("{0}")]
+    Input(String),
+}
+
+fn join(violations: &[Violation]) -> String {
+    let texts: Vec<String> = violations.iter().map(ToString::to_string).collect();
+    texts.join("; ")
+}
+
+impl HostError {
+    /// The stable error code (the core's codes pass through unchanged).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Split(e) => e.code(),
+            Self::Plan(e) => e.code(),
+            Self::Reassemble(e) => e.code(),
+            Self::Codec(e) => e.code(),
+            Self::Key(v) => v.first().map_or("KEY_INVALID", Violation::code),
+            Self::Conflict { .. } => "CONFLICT",
+            Self::TableNotFound { .. } => "TABLE_NOT_FOUND",
+            Self::TableUnsupported { .. } => "TABLE_UNSUPPORTED",
+            Self::ChunksVanished { .. } => "CHUNKS_VANISHED",
+            Self::Dynamo { aws_code, .. } => match aws_code.as_str() {
+                "ResourceNotFoundException" => "TABLE_NOT_FOUND",
+                "ValidationException" => "DYNAMODB_VALIDATION",
+                "DispatchFailure" | "TimeoutError" | "ResponseError" => "CONNECTION_FAILED",
+                _ => "DYNAMODB_ERROR",
+            },
+            Self::Io { .. } => "IO_ERROR",
+            Self::Embedded(_) => "EMBEDDED_STORE",
+            Self::Input(_) => "INPUT_INVALID",
+        }
+    }
+
+    /// Wraps a failed SDK call.
+    pub(crate) fn dynamo<E, R>(
+        operation: &'static str,
+        error: SdkError<E, R>,
+        attempts: u32,
+    ) -> Self
+    where
+        E: ProvideErrorMetadata + std::error::Error + 'static,
+        R: std::fmt::Debug,
+    {
+        let (aws_code, message) = describe(&error);
+        Self::Dynamo {
+            operation,
+            aws_code,
+            message,
+            attempts,
+        }
+    }
+
+    /// An I/O failure on `path`.
+    pub fn io(path: impl std::fmt::Display, source: std::io::Error) -> Self {
+        Self::Io {
+            path: path.to_string(),
+            source,
+        }
+    }
+}
+
+/// The error code and message of an SDK failure, with the transport's
+/// underlying cause (the SDK's own Display says only "dispatch failure").
+pub(crate) fn describe<E, R>(error: &SdkError<E, R>) -> (String, String)
+where
+    E: ProvideErrorMetadata + std::error::Error + 'static,
+    R: std::fmt::Debug,
+{
+    match error {
+        SdkError::ServiceError(service) => {
+            let e = service.err();
+            let code = e.code().unwrap_or("UnknownError").to_string();
+            let message = e.message().unwrap_or("no message").to_string();
+            (code.clone(), format!("{code}: {message}"))
+        }
+        other => {
+            let kind = match other {
+                SdkError::TimeoutError(_) => "TimeoutError",
+                SdkError::DispatchFailure(_) => "DispatchFailure",
+                SdkError::ResponseError(_) => "ResponseError",
+                _ => "ConstructionFailure",
+            };
+            let mut message = other.to_string();
+            let mut source = std::error::Error::source(other);
+            while let Some(cause) = source {
+                message.push_str(": ");
+                message.push_str(&cause.to_string());
+                source = cause.source();
+            }
+            (kind.to_string(), message)
+        }
+    }
+}

@@ -1,0 +1,147 @@
+//! Reading virtual items: a consistent parent read, then the exact chunk
+//! keys by BatchGetItem, every byte checked by core's `reassemble`. A chunk
+//! missing because a concurrent overwrite deleted it sends the reader back
+//! to the parent, a bounded number of times.
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
+use dynaslice_core::plan::{parent_get, plan_read};
+use dynaslice_core::{
+    DEFAULT_MAX_RAW_BYTES, Item, MAX_ITEM_BYTES, Manifest, ReassembleError, ReassembleOptions,
+    ValidateOptions, reassemble, validate_item,
+};
+
+use crate::error::HostError;
+use crate::progress::Progress;
+use crate::retry::RetryPolicy;
+use crate::send::Sender;
+use crate::table::TableConfig;
+
+/// How to read.
+#[derive(Clone, Debug)]
+pub struct GetOptions {
+    /// The largest raw payload accepted (default 64 MiB): a larger stored
+    /// manifest is refused before anything is allocated.
+    pub max_item_bytes: usize,
+    /// Times the parent is re-read when chunks vanished under a concurrent
+    /// overwrite (default 5).
+    pub max_rereads: u32,
+    /// Retries of each request.
+    pub retry: RetryPolicy,
+    /// BatchGetItem requests in flight at once.
+    pub concurrency: usize,
+}
+
+impl Default for GetOptions {
+    fn default() -> Self {
+        Self {
+            max_item_bytes: DEFAULT_MAX_RAW_BYTES,
+            max_rereads: 5,
+            retry: RetryPolicy::default(),
+            concurrency: 4,
+        }
+    }
+}
+
+/// An item read back whole.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Fetched {
+    /// The item exactly as it was written.
+    pub item: Item,
+    /// Its manifest, when it was split.
+    pub manifest: Option<Manifest>,
+    /// Chunk items read.
+    pub chunks_read: usize,
+    /// Parent reads it took (more than 1 when a concurrent overwrite
+    /// replaced the item mid-read).
+    pub parent_reads: u32,
+}
+
+/// The key attributes of `key`, checked against the table's key schema.
+pub fn check_key(table: &TableConfig, key: &Item) -> Result<Item, HostError> {
+    let key = table.key.key_of(key);
+    let options = ValidateOptions {
+        key: Some(&table.key),
+        max_item_bytes: MAX_ITEM_BYTES,
+    };
+    let violations = validate_item(&key, &options);
+    if violations.is_empty() {
+        Ok(key)
+    } else {
+        Err(HostError::Key(violations))
+    }
+}
+
+fn version_of(parent: &Item) -> Option<dynaslice_core::VersionId> {
+    let manifest = Manifest::from_value(parent.get(MANIFEST_ATTRIBUTE)?).ok()?;
+    Some(manifest.version)
+}
+
+/// Reads the item with `key` from `table`; `None` when there is none. The
+/// result is one complete version some writer committed, or an error.
+pub async fn get(
+    client: &Client,
+    table: &TableConfig,
+    key: &Item,
+    options: &GetOptions,
+    progress: &dyn Progress,
+) -> Result<Option<Fetched>, HostError> {
+    let key = check_key(table, key)?;
+    let sender = Sender {
+        client,
+        retry: options.retry,
+        concurrency: options.concurrency,
+    };
+    let target = table.target();
+    let mut reassemble_options = ReassembleOptions::new(&table.key, &table.layout);
+    reassemble_options.max_raw_bytes = options.max_item_bytes;
+    let mut parent_reads = 0;
+    loop {
+        parent_reads += 1;
+        let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
+            return Ok(None);
+        };
+        let plan = plan_read(&parent, &target, true)?;
+        if let Some(manifest) = &plan.manifest {
+            // Refuse an oversized manifest before reading its chunks.
+            if manifest.raw_len > options.max_item_bytes as u64 {
+                return Err(dynaslice_core::CodecError::TooLarge {
+                    raw: manifest.raw_len,
+                    limit: options.max_item_bytes as u64,
+                }
+                .into());
+            }
+            progress.start(manifest.stored_len);
+        }
+        let chunks = sender.batch_gets(plan.batches, progress).await?;
+        let chunks_read = chunks.len();
+        match reassemble(&parent, &chunks, &reassemble_options) {
+            Ok(item) => {
+                return Ok(Some(Fetched {
+                    item,
+                    manifest: plan.manifest,
+                    chunks_read,
+                    parent_reads,
+                }));
+            }
+            Err(missing @ ReassembleError::ChunkMissing { .. })
+                if parent_reads <= options.max_rereads =>
+            {
+                // Deleted under us by an overwrite's cleanup? Only if the
+                // parent moved on; if not, the store lost a chunk.
+                let now = sender.get(parent_get(&target, &key)).await?;
+                if now.as_ref().and_then(version_of) == version_of(&parent) {
+                    return Err(missing.into());
+                }
+            }
+            Err(ReassembleError::ChunkMissing { .. }) => {
+                return Err(HostError::ChunksVanished {
+                    key: crate::json::item_to_json(&key).to_string(),
+                    attempts: parent_reads,
+                });
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! Looking at stored items without reading their payloads: `ls` and `inspect`.
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::capacity::{ReadConsistency, read_units, write_units};
+use dynaslice_core::layout::{chunk_key, parse_chunk_key};
+use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
+use dynaslice_core::plan::{parent_get, plan_read};
+use dynaslice_core::{AttributeValue, Item, Layout, Manifest, item_size};
+
+use crate::error::HostError;
+use crate::get::check_key;
+use crate::put::PutOptions;
+use crate::scan::scan_pages;
+use crate::table::TableConfig;
+
+/// An item as `ls` shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoredItem {
+    /// Its key attributes.
+    pub key: Item,
+    /// The parent's exact size.
+    pub parent_bytes: usize,
+    /// Its manifest, when split.
+    pub manifest: Option<Manifest>,
+}
+
+/// One chunk of an inspected item (computed from the manifest, not read).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChunkInfo {
+    /// The chunk's key attributes.
+    pub key: Item,
+    /// Bytes of the stored frame it holds.
+    pub data_bytes: u64,
+    /// The chunk item's exact size.
+    pub item_bytes: usize,
+}
+
+/// What `inspect` reports.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Inspection {
+    /// The parent as stored.
+    pub parent: Item,
+    /// The parent's exact size.
+    pub parent_bytes: usize,
+    /// Its manifest, when split.
+    pub manifest: Option<Manifest>,
+    /// The layout name of the table (`table` or `collection`).
+    pub layout: &'static str,
+    /// The table the chunks are in.
+    pub chunk_table: String,
+    /// Its chunks.
+    pub chunks: Vec<ChunkInfo>,
+    /// Read capacity units of a whole strongly consistent read.
+    pub read_units: f64,
+    /// Write capacity units of writing it again (batch mode).
+    pub write_units: u64,
+}
+
+/// True for an item that is a chunk of this table's layout.
+fn is_chunk(table: &TableConfig, item: &Item) -> bool {
+    item.contains_key(CHUNK_DIGEST_ATTRIBUTE)
+        && item.contains_key(CHUNK_DATA_ATTRIBUTE)
+        && parse_chunk_key(&table.key, &table.layout, item).is_ok()
+}
+
+/// Every item in `table` (chunks excluded), in scan order.
+pub async fn list(client: &Client, table: &TableConfig) -> Result<Vec<StoredItem>, HostError> {
+    let sender = PutOptions::default().sender(client);
+    let mut found = Vec::new();
+    scan_pages(&sender, &table.table, &[], |items| {
+        for item in items {
+            if table.layout == Layout::ItemCollection && is_chunk(table, &item) {
+                continue;
+            }
+            let manifest = item
+                .get(MANIFEST_ATTRIBUTE)
+                .and_then(|m| Manifest::from_value(m).ok());
+            found.push(StoredItem {
+                key: table.key.key_of(&item),
+                parent_bytes: item_size(&item),
+                manifest,
+            });
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(found)
+}
+
+/// The parent, manifest and chunk layout of the item with `key`, without
+/// reading its chunks; `None` when there is no such item.
+pub async fn inspect(
+    client: &Client,
+    table: &TableConfig,
+    key: &Item,
+) -> Result<Option<Inspection>, HostError> {
+    let key = check_key(table, key)?;
+    let sender = PutOptions::default().sender(client);
+    let target = table.target();
+    let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
+        return Ok(None);
+    };
+    let plan = plan_read(&parent, &target, true)?;
+    let parent_bytes = item_size(&parent);
+    let mut chunks = Vec::new();
+    if let Some(manifest) = &plan.manifest {
+        for seq in 0..manifest.chunk_count {
+            let key = chunk_key(&table.key, &table.layout, &parent, manifest.version, seq)
+                .map_err(dynaslice_core::PlanError::from)?;
+            let data_bytes = manifest.chunk_len(seq);
+            let mut chunk = key.clone();
+            chunk.insert(CHUNK_DIGEST_ATTRIBUTE.into(), AttributeValue::B(vec![0; 8]));
+            chunk.insert(CHUNK_DATA_ATTRIBUTE.into(), AttributeValue::B(Vec::new()));
+            let item_bytes = item_size(&chunk) + data_bytes as usize;
+            chunks.push(ChunkInfo {
+                key,
+                data_bytes,
+                item_bytes,
+            });
+        }
+    }
+    let read_units = read_units(parent_bytes, ReadConsistency::Strong) + plan.read_units();
+    let write_units = write_units(parent_bytes, false)
+        + chunks
+            .iter()
+            .map(|c| write_units(c.item_bytes, false))
+            .sum::<u64>();
+    Ok(Some(Inspection {
+        parent_bytes,
+        manifest: plan.manifest,
+        layout: table.layout.name(),
+        chunk_table: table.chunk_table.clone(),
+        chunks,
+        read_units,
+        write_units,
+        parent,
+    }))
+}

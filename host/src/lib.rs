@@ -1,0 +1,64 @@
+//! dynaslice-host: stores DynamoDB items of any size. It executes
+//! `dynaslice-core`'s plans with `aws-sdk-dynamodb` on tokio: the commit
+//! protocol of `docs/FORMAT.md` (chunks first, then one conditional write of
+//! the parent as the only commit point), batch leftovers and throttling
+//! retried with bounded exponential backoff and full jitter, consistent
+//! reads checked byte for byte, and `gc` for what crashed writers leave.
+//!
+//! Core decides, the host sends: batch boundaries, keys and conditions come
+//! from core's plans; functions here take a `&Client` and a [`TableConfig`].
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), dynaslice_host::HostError> {
+//! use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType};
+//! use dynaslice_host::{EmbeddedStore, GetOptions, PutOptions, TableConfig, create_tables, local_client};
+//!
+//! let store = EmbeddedStore::start(None).await?; // in memory, on 127.0.0.1
+//! let client = local_client(&store.endpoint());
+//! let table = TableConfig::chunk_table("docs", KeySchema::partition("id", KeyType::S));
+//! create_tables(&client, &table).await?;
+//!
+//! let mut item = Item::new();
+//! item.insert("id".into(), AttributeValue::S("big".into()));
+//! item.insert("body".into(), AttributeValue::B(vec![7; 2_000_000]));
+//! dynaslice_host::put(&client, &table, &item, &PutOptions::default(), &()).await?;
+//!
+//! let fetched = dynaslice_host::get(&client, &table, &item, &GetOptions::default(), &()).await?;
+//! assert_eq!(fetched.unwrap().item, item);
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod client;
+mod delete;
+mod embedded;
+mod error;
+mod gc;
+mod get;
+mod inspect;
+pub mod json;
+mod progress;
+mod put;
+mod retry;
+mod scan;
+mod sdk_value;
+mod send;
+mod stream;
+mod table;
+
+pub use client::{aws_client, local_client};
+pub use delete::{DeleteOutcome, delete};
+pub use embedded::EmbeddedStore;
+pub use error::HostError;
+pub use gc::{GcOptions, GcReport, gc};
+pub use get::{Fetched, GetOptions, check_key, get};
+pub use inspect::{ChunkInfo, Inspection, StoredItem, inspect, list};
+pub use progress::{ByteCounter, Progress};
+pub use put::{PutOptions, PutOutcome, fresh_version, put};
+pub use retry::RetryPolicy;
+pub use sdk_value::{SdkItem, from_sdk, item_from_sdk, item_to_sdk, to_sdk};
+pub use stream::put_reader;
+pub use table::{
+    CHUNK_KEY_NAME, LayoutKind, TableConfig, chunk_table_name, create_tables, describe_key,
+};

@@ -1,0 +1,284 @@
+//! Writing virtual items: the commit protocol of `docs/FORMAT.md` §9.
+//! Core plans; this module sends, decides what a failed condition means,
+//! aborts a lost race and cleans up after a commit.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
+use dynaslice_core::plan::{
+    BatchWrite, Expect, Put, WriteMode, WritePlan, WriteSteps, pack_batch_writes_by, parent_get,
+    plan_write,
+};
+use dynaslice_core::{
+    CodecChoice, DEFAULT_PARENT_BUDGET, Item, Manifest, SplitItem, SplitOptions, VersionId,
+    item_size, split_item,
+};
+
+use crate::error::HostError;
+use crate::progress::Progress;
+use crate::retry::RetryPolicy;
+use crate::send::{Sender, Written};
+use crate::table::TableConfig;
+
+/// How to write.
+#[derive(Clone, Debug)]
+pub struct PutOptions {
+    /// The codec (default: `auto`, the core's policy).
+    pub compression: CodecChoice,
+    /// Atomic (one transaction), batch, or atomic when it fits (default).
+    pub mode: WriteMode,
+    /// Attributes are spilled, largest first, until the parent is this small.
+    pub parent_budget: usize,
+    /// Attributes that always stay on the parent (index keys).
+    pub keep: Vec<String>,
+    /// The largest item accepted, in raw payload bytes (default 64 MiB).
+    pub max_item_bytes: usize,
+    /// Retries of each request.
+    pub retry: RetryPolicy,
+    /// Batch requests in flight at once.
+    pub concurrency: usize,
+    /// Chunks per BatchWriteItem (1..=25): smaller batches keep more requests
+    /// in flight for one item.
+    pub batch_items: usize,
+}
+
+impl Default for PutOptions {
+    fn default() -> Self {
+        Self {
+            compression: CodecChoice::Auto,
+            mode: WriteMode::Auto,
+            parent_budget: DEFAULT_PARENT_BUDGET,
+            keep: Vec::new(),
+            max_item_bytes: dynaslice_core::DEFAULT_MAX_RAW_BYTES,
+            retry: RetryPolicy::default(),
+            concurrency: 4,
+            batch_items: 5,
+        }
+    }
+}
+
+impl PutOptions {
+    pub(crate) fn sender<'a>(&self, client: &'a Client) -> Sender<'a> {
+        Sender {
+            client,
+            retry: self.retry,
+            concurrency: self.concurrency,
+        }
+    }
+
+    /// Core's split options for a write to `table` as `version`.
+    pub fn split_options(&self, table: &TableConfig, version: VersionId) -> SplitOptions {
+        let mut options = SplitOptions::new(table.key.clone(), version);
+        options.layout = table.layout.clone();
+        options.compression = self.compression;
+        options.parent_budget = self.parent_budget;
+        options.keep = self.keep.clone();
+        options.max_raw_bytes = self.max_item_bytes;
+        options
+    }
+}
+
+/// How a write went in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PutOutcome {
+    /// How it was written: `single`, `atomic` or `batch`.
+    pub mode: &'static str,
+    /// The new version, when the item was split.
+    pub manifest: Option<Manifest>,
+    /// The version it replaced, if it replaced a virtual item.
+    pub replaced: Option<VersionId>,
+    /// Bytes of the parent and chunk items written.
+    pub bytes_written: u64,
+    /// Write capacity units the plan costs (before cleanup).
+    pub planned_write_units: u64,
+    /// Deletes of the replaced version's chunks that failed (left for `gc`).
+    pub cleanup_left: usize,
+}
+
+/// A fresh version id: now, and 80 random bits.
+pub fn fresh_version() -> VersionId {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    VersionId::new(now, fastrand::u128(..))
+}
+
+/// Writes `item` to `table`: validates and splits it, reads the stored
+/// parent, and commits conditionally on that same parent still being there.
+/// A concurrent writer that committed first makes this return
+/// [`HostError::Conflict`], with this write's chunks deleted.
+pub async fn put(
+    client: &Client,
+    table: &TableConfig,
+    item: &Item,
+    options: &PutOptions,
+    progress: &dyn Progress,
+) -> Result<PutOutcome, HostError> {
+    let split = split_item(item, &options.split_options(table, fresh_version()))?;
+    let sender = options.sender(client);
+    let expect = read_expect(&sender, table, &split.parent).await?;
+    let plan = plan_write(&split, &table.target(), &expect, options.mode)?;
+    execute(&sender, table, plan, &split, &expect, options, progress).await
+}
+
+/// What the write replaces: the parent stored now, read consistently.
+pub(crate) async fn read_expect(
+    sender: &Sender<'_>,
+    table: &TableConfig,
+    parent: &Item,
+) -> Result<Expect, HostError> {
+    let stored = sender.get(parent_get(&table.target(), parent)).await?;
+    Ok(Expect::from_stored_at(stored.as_ref(), &table.target())?)
+}
+
+fn replaced(expect: &Expect) -> Option<VersionId> {
+    match expect {
+        Expect::Version { version, .. } => Some(*version),
+        _ => None,
+    }
+}
+
+fn key_text(table: &TableConfig, item: &Item) -> String {
+    table
+        .key
+        .attributes()
+        .filter_map(|k| {
+            item.get(&k.name)
+                .map(|v| format!("{}={}", k.name, crate::json::value_text(v)))
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Runs a planned write.
+pub(crate) async fn execute(
+    sender: &Sender<'_>,
+    table: &TableConfig,
+    plan: WritePlan,
+    split: &SplitItem,
+    expect: &Expect,
+    options: &PutOptions,
+    progress: &dyn Progress,
+) -> Result<PutOutcome, HostError> {
+    let bytes_written =
+        (item_size(&split.parent) + split.chunks.iter().map(item_size).sum::<usize>()) as u64;
+    let planned_write_units = plan.write_units();
+    progress.start(bytes_written);
+    let mode = match plan.steps {
+        WriteSteps::Single(put) => {
+            if sender.put(put).await? == Written::ConditionFailed
+                && !committed(sender, table, split).await?
+            {
+                return Err(HostError::Conflict {
+                    key: key_text(table, &split.parent),
+                });
+            }
+            "single"
+        }
+        WriteSteps::Atomic(transaction) => {
+            let token = split
+                .manifest
+                .as_ref()
+                .map_or_else(|| fresh_version().to_text(), |m| m.version.to_text());
+            if sender.transact(transaction, &token).await? == Written::ConditionFailed
+                && !committed(sender, table, split).await?
+            {
+                return Err(HostError::Conflict {
+                    key: key_text(table, &split.parent),
+                });
+            }
+            "atomic"
+        }
+        WriteSteps::Batch {
+            chunks,
+            commit,
+            abort,
+        } => {
+            let requests = chunks.into_iter().flat_map(|b| b.requests);
+            let batches = pack_batch_writes_by(requests, options.batch_items);
+            if let Err(e) = sender.batch_writes(batches, progress).await {
+                // Nothing refers to these chunks yet: delete what can be deleted.
+                let _ = sender.batch_writes(abort, &()).await;
+                return Err(e);
+            }
+            commit_batch(sender, table, split, commit, abort).await?;
+            "batch"
+        }
+    };
+    progress.advance(item_size(&split.parent) as u64);
+    let cleanup_left = clean_up(sender, plan.cleanup).await;
+    Ok(PutOutcome {
+        mode,
+        manifest: split.manifest.clone(),
+        replaced: replaced(expect),
+        bytes_written,
+        planned_write_units,
+        cleanup_left,
+    })
+}
+
+/// The commit point of a batch write. A failed condition is a lost race
+/// unless the stored parent carries this write's version (an earlier
+/// attempt of the commit was applied unseen): only a lost race aborts. A
+/// commit whose outcome stays unknown (retries ran out) is not aborted,
+/// since it may still be applied; its chunks are left for `gc`.
+pub(crate) async fn commit_batch(
+    sender: &Sender<'_>,
+    table: &TableConfig,
+    split: &SplitItem,
+    commit: Put,
+    abort: Vec<BatchWrite>,
+) -> Result<(), HostError> {
+    match sender.put(commit).await {
+        Ok(Written::Yes) => Ok(()),
+        Ok(Written::ConditionFailed) => {
+            if committed(sender, table, split).await? {
+                return Ok(());
+            }
+            let _ = sender.batch_writes(abort, &()).await;
+            Err(HostError::Conflict {
+                key: key_text(table, &split.parent),
+            })
+        }
+        Err(e) => match committed(sender, table, split).await {
+            Ok(true) => Ok(()),
+            _ => Err(e),
+        },
+    }
+}
+
+/// True when the stored parent is this write's: it carries this write's
+/// version, or (an unsplit item) it equals the item written.
+async fn committed(
+    sender: &Sender<'_>,
+    table: &TableConfig,
+    split: &SplitItem,
+) -> Result<bool, HostError> {
+    let stored = sender
+        .get(parent_get(&table.target(), &split.parent))
+        .await?;
+    let Some(stored) = stored else {
+        return Ok(false);
+    };
+    Ok(match &split.manifest {
+        Some(ours) => stored
+            .get(MANIFEST_ATTRIBUTE)
+            .and_then(|m| Manifest::from_value(m).ok())
+            .is_some_and(|m| m.version == ours.version),
+        None => stored == split.parent,
+    })
+}
+
+/// Deletes the replaced version's chunks; returns how many deletes failed.
+async fn clean_up(sender: &Sender<'_>, cleanup: Vec<BatchWrite>) -> usize {
+    let mut left = 0;
+    for batch in cleanup {
+        let count = batch.requests.len();
+        if sender.batch_write(batch, &()).await.is_err() {
+            left += count;
+        }
+    }
+    left
+}

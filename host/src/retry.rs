@@ -1,0 +1,133 @@
+//! Retries with bounded exponential backoff and full jitter (the AWS
+//! Architecture Blog's "Exponential Backoff and Jitter"): attempt `n` sleeps
+//! a uniform random time in `[0, min(max_delay, base * 2^n))`. The SDK's own
+//! retries are switched off (see [`crate::client`]), so this is the one
+//! place that decides, and every caller gets the same bound.
+
+use std::future::Future;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+
+/// How often and how patiently to retry a request that failed transiently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetryPolicy {
+    /// Attempts in all, the first included (at least 1).
+    pub max_attempts: u32,
+    /// The first backoff's upper bound.
+    pub base_delay: Duration,
+    /// No backoff is longer than this.
+    pub max_delay: Duration,
+}
+
+impl Default for RetryPolicy {
+    /// 10 attempts, 25 ms doubling to at most 2 s: a request survives a 30 %
+    /// failure rate with probability 1 - 0.3^10 (about 1 in 170,000 fails).
+    fn default() -> Self {
+        Self {
+            max_attempts: 10,
+            base_delay: Duration::from_millis(25),
+            max_delay: Duration::from_secs(2),
+        }
+    }
+}
+
+impl RetryPolicy {
+    /// The sleep before retry number `retry` (0 for the first retry).
+    pub fn backoff(&self, retry: u32) -> Duration {
+        let ceiling = self
+            .base_delay
+            .saturating_mul(1u32.checked_shl(retry.min(30)).unwrap_or(u32::MAX))
+            .min(self.max_delay);
+        ceiling.mul_f64(fastrand::f64())
+    }
+
+    /// Runs `call` until it succeeds, fails for good, or attempts run out.
+    /// Returns the last result and the attempts made.
+    pub(crate) async fn run<T, E, F, Fut>(
+        &self,
+        call: F,
+    ) -> (Result<T, SdkError<E, HttpResponse>>, u32)
+    where
+        E: ProvideErrorMetadata,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, SdkError<E, HttpResponse>>>,
+    {
+        self.run_if(is_transient, call).await
+    }
+
+    /// [`RetryPolicy::run`], retrying the errors `transient` picks.
+    pub(crate) async fn run_if<T, E, F, Fut>(
+        &self,
+        transient: impl Fn(&SdkError<E, HttpResponse>) -> bool,
+        mut call: F,
+    ) -> (Result<T, SdkError<E, HttpResponse>>, u32)
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, SdkError<E, HttpResponse>>>,
+    {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let result = call().await;
+            match &result {
+                Err(e) if attempt < self.max_attempts.max(1) && transient(e) => {
+                    tokio::time::sleep(self.backoff(attempt - 1)).await;
+                }
+                _ => return (result, attempt),
+            }
+        }
+    }
+}
+
+/// DynamoDB error codes that mean "try again later".
+const TRANSIENT_CODES: &[&str] = &[
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+    "InternalServerError",
+    "ServiceUnavailable",
+    "TransactionInProgressException",
+];
+
+/// True for throttling, server errors and transport failures: the request
+/// may be sent again unchanged. (A write that may have been applied is
+/// still safe to resend: chunk puts are idempotent, and a commit's
+/// condition failing on a resend is resolved by re-reading the parent.)
+pub(crate) fn is_transient<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResponse>) -> bool {
+    match error {
+        SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
+            true
+        }
+        SdkError::ServiceError(service) => {
+            service.raw().status().as_u16() >= 500
+                || service
+                    .err()
+                    .code()
+                    .is_some_and(|c| TRANSIENT_CODES.contains(&c))
+        }
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_is_bounded_and_grows() {
+        let policy = RetryPolicy::default();
+        for retry in 0..64 {
+            let ceiling =
+                (policy.base_delay * 2u32.saturating_pow(retry.min(20))).min(policy.max_delay);
+            for _ in 0..50 {
+                assert!(policy.backoff(retry) <= ceiling, "retry {retry}");
+            }
+        }
+        // Full jitter: late retries spread over the whole window, not near 0 only.
+        let late: Vec<Duration> = (0..200).map(|_| policy.backoff(20)).collect();
+        assert!(late.iter().any(|d| *d > policy.max_delay / 2));
+        assert!(late.iter().any(|d| *d < policy.max_delay / 2));
+    }
+}

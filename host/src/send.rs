@@ -1,0 +1,443 @@
+//! Sends core's requests with the SDK: one function per request kind, each
+//! retried by the [`RetryPolicy`], batch leftovers (UnprocessedItems,
+//! UnprocessedKeys) resent with backoff until none remain.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::http::HttpResponse;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types as sdk;
+use dynaslice_core::plan::{
+    BatchGet, BatchWrite, Condition, Delete, Get, Put, TransactAction, Transaction, WriteRequest,
+};
+use dynaslice_core::{Item, item_size};
+use futures::{StreamExt, TryStreamExt};
+
+use crate::error::HostError;
+use crate::progress::Progress;
+use crate::retry::{RetryPolicy, is_transient};
+use crate::sdk_value::{SdkItem, item_from_sdk, item_to_sdk, to_sdk};
+
+/// The client, the retry policy and how many batch requests fly at once.
+#[derive(Clone, Copy)]
+pub(crate) struct Sender<'a> {
+    pub client: &'a Client,
+    pub retry: RetryPolicy,
+    pub concurrency: usize,
+}
+
+/// A conditional write's outcome.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Written {
+    /// Applied.
+    Yes,
+    /// Its condition did not hold (maybe because an earlier attempt of the
+    /// same request was applied unseen: the caller re-reads to tell).
+    ConditionFailed,
+}
+
+fn condition_parts(
+    condition: Option<Condition>,
+) -> (
+    Option<String>,
+    Option<HashMap<String, String>>,
+    Option<SdkItem>,
+) {
+    let Some(c) = condition else {
+        return (None, None, None);
+    };
+    let names = (!c.names.is_empty()).then(|| c.names.into_iter().collect());
+    let values =
+        (!c.values.is_empty()).then(|| c.values.into_iter().map(|(k, v)| (k, to_sdk(v))).collect());
+    (Some(c.expression), names, values)
+}
+
+fn unknown_type(operation: &str) -> HostError {
+    HostError::Input(format!(
+        "{operation} returned an attribute type this build does not know"
+    ))
+}
+
+impl Sender<'_> {
+    /// GetItem; `None` when there is no such item.
+    pub async fn get(&self, get: Get) -> Result<Option<Item>, HostError> {
+        let key = item_to_sdk(get.key);
+        let (result, attempts) = self
+            .retry
+            .run(|| {
+                self.client
+                    .get_item()
+                    .table_name(&get.table)
+                    .set_key(Some(key.clone()))
+                    .consistent_read(get.consistent)
+                    .send()
+            })
+            .await;
+        let output = result.map_err(|e| HostError::dynamo("GetItem", e, attempts))?;
+        match output.item {
+            None => Ok(None),
+            Some(item) => item_from_sdk(item)
+                .map(Some)
+                .ok_or_else(|| unknown_type("GetItem")),
+        }
+    }
+
+    /// A PutItem, conditional when the plan says so.
+    pub async fn put(&self, put: Put) -> Result<Written, HostError> {
+        let (expression, names, values) = condition_parts(put.condition);
+        let item = item_to_sdk(put.item);
+        let (result, attempts) = self
+            .retry
+            .run(|| {
+                self.client
+                    .put_item()
+                    .table_name(&put.table)
+                    .set_item(Some(item.clone()))
+                    .set_condition_expression(expression.clone())
+                    .set_expression_attribute_names(names.clone())
+                    .set_expression_attribute_values(values.clone())
+                    .send()
+            })
+            .await;
+        match result {
+            Ok(_) => Ok(Written::Yes),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(Written::ConditionFailed)
+            }
+            Err(e) => Err(HostError::dynamo("PutItem", e, attempts)),
+        }
+    }
+
+    /// A DeleteItem, conditional when the plan says so.
+    pub async fn delete(&self, delete: Delete) -> Result<Written, HostError> {
+        let (expression, names, values) = condition_parts(delete.condition);
+        let key = item_to_sdk(delete.key);
+        let (result, attempts) = self
+            .retry
+            .run(|| {
+                self.client
+                    .delete_item()
+                    .table_name(&delete.table)
+                    .set_key(Some(key.clone()))
+                    .set_condition_expression(expression.clone())
+                    .set_expression_attribute_names(names.clone())
+                    .set_expression_attribute_values(values.clone())
+                    .send()
+            })
+            .await;
+        match result {
+            Ok(_) => Ok(Written::Yes),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(Written::ConditionFailed)
+            }
+            Err(e) => Err(HostError::dynamo("DeleteItem", e, attempts)),
+        }
+    }
+
+    /// One TransactWriteItems. `token` makes resends idempotent on DynamoDB
+    /// (a resend within 10 minutes returns the first outcome).
+    pub async fn transact(
+        &self,
+        transaction: Transaction,
+        token: &str,
+    ) -> Result<Written, HostError> {
+        let items = transaction
+            .actions
+            .into_iter()
+            .map(transact_item)
+            .collect::<Result<Vec<_>, _>>()?;
+        let (result, attempts) = self
+            .retry
+            .run_if(transact_transient, || {
+                self.client
+                    .transact_write_items()
+                    .set_transact_items(Some(items.clone()))
+                    .client_request_token(token)
+                    .send()
+            })
+            .await;
+        match result {
+            Ok(_) => Ok(Written::Yes),
+            Err(e)
+                if cancel_reasons(&e)
+                    .iter()
+                    .any(|r| r == "ConditionalCheckFailed") =>
+            {
+                Ok(Written::ConditionFailed)
+            }
+            Err(e) => Err(HostError::dynamo("TransactWriteItems", e, attempts)),
+        }
+    }
+
+    /// Sends `batches` with bounded concurrency; each is complete when this
+    /// returns `Ok`. `progress` advances by each request's item bytes once stored.
+    pub async fn batch_writes(
+        &self,
+        batches: Vec<BatchWrite>,
+        progress: &dyn Progress,
+    ) -> Result<(), HostError> {
+        futures::stream::iter(batches)
+            .map(|batch| self.batch_write(batch, progress))
+            .buffer_unordered(self.concurrency.max(1))
+            .try_collect::<()>()
+            .await
+    }
+
+    /// One BatchWriteItem, resending UnprocessedItems until none remain.
+    /// Each round that stores nothing counts as a failed attempt; a round
+    /// that stores something resets the count (it shrinks what is left, so
+    /// the loop ends).
+    pub async fn batch_write(
+        &self,
+        batch: BatchWrite,
+        progress: &dyn Progress,
+    ) -> Result<(), HostError> {
+        let mut pending: HashMap<String, Vec<sdk::WriteRequest>> = HashMap::new();
+        for (table, request) in batch.requests {
+            pending
+                .entry(table)
+                .or_default()
+                .push(write_request(request)?);
+        }
+        let mut failures = 0;
+        while !pending.is_empty() {
+            let sent_bytes = pending_bytes(&pending);
+            let (result, attempts) = self
+                .retry
+                .run(|| {
+                    self.client
+                        .batch_write_item()
+                        .set_request_items(Some(pending.clone()))
+                        .send()
+                })
+                .await;
+            let output = result.map_err(|e| HostError::dynamo("BatchWriteItem", e, attempts))?;
+            let left = output.unprocessed_items.unwrap_or_default();
+            let left: HashMap<_, _> = left.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+            let left_bytes = pending_bytes(&left);
+            progress.advance(sent_bytes.saturating_sub(left_bytes));
+            if left_bytes < sent_bytes || count(&left) < count(&pending) {
+                failures = 0;
+            } else {
+                failures += 1;
+                if failures >= self.retry.max_attempts {
+                    return Err(HostError::Dynamo {
+                        operation: "BatchWriteItem",
+                        aws_code: "UnprocessedItems".into(),
+                        message: format!("{} requests still unprocessed", count(&left)),
+                        attempts: failures,
+                    });
+                }
+            }
+            if !left.is_empty() {
+                tokio::time::sleep(self.retry.backoff(failures)).await;
+            }
+            pending = left;
+        }
+        Ok(())
+    }
+
+    /// Runs `gets` with bounded concurrency and returns every item found.
+    pub async fn batch_gets(
+        &self,
+        gets: Vec<BatchGet>,
+        progress: &dyn Progress,
+    ) -> Result<Vec<Item>, HostError> {
+        let found: Vec<Vec<Item>> = futures::stream::iter(gets)
+            .map(|get| self.batch_get(get, progress))
+            .buffer_unordered(self.concurrency.max(1))
+            .try_collect()
+            .await?;
+        Ok(found.into_iter().flatten().collect())
+    }
+
+    /// One BatchGetItem, resending UnprocessedKeys until none remain. Keys
+    /// with no item are simply absent from the result.
+    pub async fn batch_get(
+        &self,
+        get: BatchGet,
+        progress: &dyn Progress,
+    ) -> Result<Vec<Item>, HostError> {
+        let keys = get.keys.into_iter().map(item_to_sdk).collect::<Vec<_>>();
+        let request = sdk::KeysAndAttributes::builder()
+            .set_keys(Some(keys))
+            .consistent_read(get.consistent)
+            .build()
+            .map_err(|e| HostError::Input(e.to_string()))?;
+        let mut pending = HashMap::from([(get.table, request)]);
+        let mut found = Vec::new();
+        let mut failures = 0;
+        while !pending.is_empty() {
+            let (result, attempts) = self
+                .retry
+                .run(|| {
+                    self.client
+                        .batch_get_item()
+                        .set_request_items(Some(pending.clone()))
+                        .send()
+                })
+                .await;
+            let output = result.map_err(|e| HostError::dynamo("BatchGetItem", e, attempts))?;
+            let mut got = 0;
+            for (_, items) in output.responses.unwrap_or_default() {
+                for item in items {
+                    let item = item_from_sdk(item).ok_or_else(|| unknown_type("BatchGetItem"))?;
+                    progress.advance(item_size(&item) as u64);
+                    found.push(item);
+                    got += 1;
+                }
+            }
+            let left: HashMap<_, _> = output
+                .unprocessed_keys
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|(_, k)| !k.keys.is_empty())
+                .collect();
+            if got > 0 {
+                failures = 0;
+            } else if !left.is_empty() {
+                failures += 1;
+                if failures >= self.retry.max_attempts {
+                    return Err(HostError::Dynamo {
+                        operation: "BatchGetItem",
+                        aws_code: "UnprocessedKeys".into(),
+                        message: format!(
+                            "{} keys still unprocessed",
+                            left.values().map(|k| k.keys.len()).sum::<usize>()
+                        ),
+                        attempts: failures,
+                    });
+                }
+            }
+            if !left.is_empty() {
+                tokio::time::sleep(self.retry.backoff(failures)).await;
+            }
+            pending = left;
+        }
+        Ok(found)
+    }
+}
+
+fn count(requests: &HashMap<String, Vec<sdk::WriteRequest>>) -> usize {
+    requests.values().map(Vec::len).sum()
+}
+
+/// Bytes of the puts among `requests`, for progress (deletes count 0).
+fn pending_bytes(requests: &HashMap<String, Vec<sdk::WriteRequest>>) -> u64 {
+    requests
+        .values()
+        .flatten()
+        .filter_map(|r| r.put_request.as_ref())
+        .map(|p| {
+            p.item.values().map(sdk_value_bytes).sum::<u64>()
+                + p.item.keys().map(|k| k.len() as u64).sum::<u64>()
+        })
+        .sum()
+}
+
+/// The payload bytes of a value (strings and binaries; the rest is small),
+/// enough for a progress bar.
+fn sdk_value_bytes(value: &sdk::AttributeValue) -> u64 {
+    match value {
+        sdk::AttributeValue::B(b) => b.as_ref().len() as u64,
+        sdk::AttributeValue::S(s) | sdk::AttributeValue::N(s) => s.len() as u64,
+        _ => 1,
+    }
+}
+
+fn write_request(request: WriteRequest) -> Result<sdk::WriteRequest, HostError> {
+    let built = match request {
+        WriteRequest::Put(item) => sdk::WriteRequest::builder()
+            .put_request(
+                sdk::PutRequest::builder()
+                    .set_item(Some(item_to_sdk(item)))
+                    .build()
+                    .map_err(|e| HostError::Input(e.to_string()))?,
+            )
+            .build(),
+        WriteRequest::Delete(key) => sdk::WriteRequest::builder()
+            .delete_request(
+                sdk::DeleteRequest::builder()
+                    .set_key(Some(item_to_sdk(key)))
+                    .build()
+                    .map_err(|e| HostError::Input(e.to_string()))?,
+            )
+            .build(),
+    };
+    Ok(built)
+}
+
+fn transact_item(action: TransactAction) -> Result<sdk::TransactWriteItem, HostError> {
+    let invalid = |e: aws_sdk_dynamodb::error::BuildError| HostError::Input(e.to_string());
+    Ok(match action {
+        TransactAction::Put(put) => {
+            let (expression, names, values) = condition_parts(put.condition);
+            sdk::TransactWriteItem::builder()
+                .put(
+                    sdk::Put::builder()
+                        .table_name(put.table)
+                        .set_item(Some(item_to_sdk(put.item)))
+                        .set_condition_expression(expression)
+                        .set_expression_attribute_names(names)
+                        .set_expression_attribute_values(values)
+                        .build()
+                        .map_err(invalid)?,
+                )
+                .build()
+        }
+        TransactAction::Delete(delete) => {
+            let (expression, names, values) = condition_parts(delete.condition);
+            sdk::TransactWriteItem::builder()
+                .delete(
+                    sdk::Delete::builder()
+                        .table_name(delete.table)
+                        .set_key(Some(item_to_sdk(delete.key)))
+                        .set_condition_expression(expression)
+                        .set_expression_attribute_names(names)
+                        .set_expression_attribute_values(values)
+                        .build()
+                        .map_err(invalid)?,
+                )
+                .build()
+        }
+    })
+}
+
+/// The cancellation reason codes of a cancelled transaction (empty otherwise).
+fn cancel_reasons(error: &SdkError<TransactWriteItemsError, HttpResponse>) -> Vec<String> {
+    match error.as_service_error() {
+        Some(TransactWriteItemsError::TransactionCanceledException(e)) => e
+            .cancellation_reasons()
+            .iter()
+            .map(|r| r.code().unwrap_or("None").to_string())
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// A transaction cancelled only by conflicts or throttling may be resent.
+fn transact_transient(error: &SdkError<TransactWriteItemsError, HttpResponse>) -> bool {
+    if is_transient(error) {
+        return true;
+    }
+    let reasons = cancel_reasons(error);
+    !reasons.is_empty()
+        && reasons.iter().all(|r| {
+            matches!(
+                r.as_str(),
+                "None"
+                    | "TransactionConflict"
+                    | "ThrottlingError"
+                    | "ProvisionedThroughputExceeded"
+            )
+        })
+        && reasons.iter().any(|r| r != "None")
+}

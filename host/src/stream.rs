@@ -1,0 +1,213 @@
+//! Streamed puts: a large binary value (a file) is read in pieces, split by
+//! core's `StreamSplit` and uploaded as chunks fill, so memory stays bounded
+//! by the batches in flight, never the whole value.
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::codec::choose_compression;
+use dynaslice_core::layout::chunk_key;
+use dynaslice_core::plan::{WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit};
+use dynaslice_core::{Codec, CodecChoice, Compression, Item, StreamSplit, item_size};
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+use crate::error::HostError;
+use crate::progress::Progress;
+use crate::put::{PutOptions, PutOutcome, commit_batch, fresh_version, read_expect};
+use crate::send::Sender;
+use crate::table::TableConfig;
+
+/// Bytes read from the source at a time.
+const READ_BYTES: usize = 1 << 20;
+
+/// The codec of a streamed value: `auto` decides on the first megabyte (the
+/// whole value is never in memory to decide on); streams support `none` and
+/// the deflate family only.
+fn stream_compression(choice: CodecChoice, sample: &[u8]) -> Compression {
+    match choice {
+        CodecChoice::Fixed(c) => c,
+        CodecChoice::Auto => match choose_compression(sample).codec {
+            Codec::None => Compression::NONE,
+            _ => Compression::new(Codec::Deflate),
+        },
+    }
+}
+
+/// Fills `buf` from `reader` as far as it goes; returns the bytes read.
+async fn read_full<R: AsyncRead + Unpin>(reader: &mut R, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buf.len() {
+        let n = reader.read(&mut buf[filled..]).await?;
+        if n == 0 {
+            break;
+        }
+        filled += n;
+    }
+    Ok(filled)
+}
+
+/// Writes the item `parent` with one more binary attribute `attribute`
+/// holding the `len` bytes `reader` yields. Commits like [`crate::put()`];
+/// a reader that fails or yields a different length aborts the write
+/// (its chunks are deleted) and leaves the stored item as it was.
+pub async fn put_reader<R: AsyncRead + Unpin>(
+    client: &Client,
+    table: &TableConfig,
+    parent: Item,
+    attribute: &str,
+    mut reader: R,
+    len: u64,
+    options: &PutOptions,
+    progress: &dyn Progress,
+) -> Result<PutOutcome, HostError> {
+    let sender = options.sender(client);
+    let split_options = options.split_options(table, fresh_version());
+    let expect = read_expect(&sender, table, &parent).await?;
+    let mut piece = vec![0; READ_BYTES];
+    let first = read_full(&mut reader, &mut piece)
+        .await
+        .map_err(|e| HostError::io(attribute, e))?;
+    let compression = stream_compression(options.compression, &piece[..first]);
+    let mut stream = StreamSplit::new(
+        parent.clone(),
+        attribute.to_string(),
+        len,
+        compression,
+        &split_options,
+    )?;
+    progress.start(len);
+    let mut uploads = Uploads {
+        sender: &sender,
+        table,
+        batch_items: options.batch_items,
+        ready: Vec::new(),
+        in_flight: FuturesUnordered::new(),
+        written: 0,
+        count: 0,
+    };
+    let mut filled = first;
+    let result: Result<_, HostError> = async {
+        loop {
+            let chunks = stream.push(&piece[..filled])?;
+            progress.advance(filled as u64);
+            uploads.add(chunks).await?;
+            if filled < piece.len() {
+                break;
+            }
+            filled = read_full(&mut reader, &mut piece)
+                .await
+                .map_err(|e| HostError::io(attribute, e))?;
+            if filled == 0 {
+                break;
+            }
+        }
+        drop(piece);
+        let split = stream.finish()?;
+        uploads.add(split.chunks.clone()).await?;
+        uploads.flush().await?;
+        Ok(split)
+    }
+    .await;
+    let split = match result {
+        Ok(split) => split,
+        Err(e) => {
+            uploads.abort(&split_options.version, &parent).await;
+            return Err(e);
+        }
+    };
+    let plan = plan_streamed_commit(&split, &table.target(), &expect)?;
+    let WriteSteps::Batch { commit, abort, .. } = plan.steps else {
+        return Err(HostError::Input("a streamed write plans one commit".into()));
+    };
+    commit_batch(&sender, table, &split, commit, abort).await?;
+    let mut cleanup_left = 0;
+    for batch in plan.cleanup {
+        let count = batch.requests.len();
+        if sender.batch_write(batch, &()).await.is_err() {
+            cleanup_left += count;
+        }
+    }
+    Ok(PutOutcome {
+        mode: "batch",
+        manifest: split.manifest.clone(),
+        replaced: match expect {
+            dynaslice_core::Expect::Version { version, .. } => Some(version),
+            _ => None,
+        },
+        bytes_written: (item_size(&split.parent) + uploads.written) as u64,
+        planned_write_units: 0,
+        cleanup_left,
+    })
+}
+
+/// Chunk uploads with at most `concurrency` batches in flight.
+struct Uploads<'a, F> {
+    sender: &'a Sender<'a>,
+    table: &'a TableConfig,
+    batch_items: usize,
+    ready: Vec<Item>,
+    in_flight: FuturesUnordered<F>,
+    written: usize,
+    count: u32,
+}
+
+impl<'a>
+    Uploads<
+        'a,
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), HostError>> + Send + 'a>>,
+    >
+{
+    /// Queues chunks; sends full batches, waiting while too many fly.
+    async fn add(&mut self, chunks: Vec<Item>) -> Result<(), HostError> {
+        for chunk in chunks {
+            self.written += item_size(&chunk);
+            self.count += 1;
+            self.ready.push(chunk);
+            if self.ready.len() >= self.batch_items {
+                self.send_ready().await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn send_ready(&mut self) -> Result<(), HostError> {
+        while self.in_flight.len() >= self.sender.concurrency.max(1) {
+            if let Some(result) = self.in_flight.next().await {
+                result?;
+            }
+        }
+        let requests = std::mem::take(&mut self.ready)
+            .into_iter()
+            .map(|chunk| (self.table.chunk_table.clone(), WriteRequest::Put(chunk)));
+        let sender = self.sender;
+        for batch in pack_batch_writes(requests) {
+            self.in_flight.push(Box::pin(
+                async move { sender.batch_write(batch, &()).await },
+            ));
+        }
+        Ok(())
+    }
+
+    /// Sends what is queued and waits for every batch.
+    async fn flush(&mut self) -> Result<(), HostError> {
+        if !self.ready.is_empty() {
+            self.send_ready().await?;
+        }
+        while let Some(result) = self.in_flight.next().await {
+            result?;
+        }
+        Ok(())
+    }
+
+    /// After a failure: waits for batches in flight, then deletes every
+    /// chunk this write may have stored (best effort; `gc` catches the rest).
+    async fn abort(&mut self, version: &dynaslice_core::VersionId, parent: &Item) {
+        while self.in_flight.next().await.is_some() {}
+        let keys = (0..self.count)
+            .filter_map(|seq| {
+                chunk_key(&self.table.key, &self.table.layout, parent, *version, seq).ok()
+            })
+            .map(|key| (self.table.chunk_table.clone(), WriteRequest::Delete(key)));
+        let _ = self.sender.batch_writes(pack_batch_writes(keys), &()).await;
+    }
+}

@@ -1,0 +1,260 @@
+//! Tables: where a virtual item's parent and chunks live, discovered from
+//! the server or created for either layout.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, BillingMode, KeySchemaElement, KeyType as SdkKeyType, ScalarAttributeType,
+};
+use dynaslice_core::plan::Target;
+use dynaslice_core::{KeySchema, KeyType, Layout};
+
+use crate::error::HostError;
+use crate::retry::RetryPolicy;
+
+/// The partition key attribute of a chunk table.
+pub const CHUNK_KEY_NAME: &str = "pk";
+
+/// The chunk table of `table` under the chunk-table layout: `<table>.chunks`
+/// (`.` is legal in table names and absent from most naming schemes).
+pub fn chunk_table_name(table: &str) -> String {
+    format!("{table}.chunks")
+}
+
+/// A table able to hold virtual items: its key schema and where chunks go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableConfig {
+    /// The parent table.
+    pub table: String,
+    /// Its key schema.
+    pub key: KeySchema,
+    /// Where chunks live.
+    pub layout: Layout,
+    /// The chunk table (the parent table for the item-collection layout).
+    pub chunk_table: String,
+}
+
+/// Which layout to create or use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LayoutKind {
+    /// Chunks in `<table>.chunks`, keyed by a string `pk`.
+    #[default]
+    ChunkTable,
+    /// Chunks in the parent's item collection (needs a string sort key).
+    ItemCollection,
+}
+
+impl TableConfig {
+    /// A table whose chunks live in `<table>.chunks`.
+    pub fn chunk_table(table: &str, key: KeySchema) -> Self {
+        Self {
+            table: table.to_string(),
+            key,
+            layout: Layout::ChunkTable {
+                key_name: CHUNK_KEY_NAME.to_string(),
+            },
+            chunk_table: chunk_table_name(table),
+        }
+    }
+
+    /// A table whose chunks live beside the parent (string sort key needed).
+    pub fn item_collection(table: &str, key: KeySchema) -> Self {
+        Self {
+            table: table.to_string(),
+            key,
+            layout: Layout::ItemCollection,
+            chunk_table: table.to_string(),
+        }
+    }
+
+    /// The table for `kind`.
+    pub fn new(table: &str, key: KeySchema, kind: LayoutKind) -> Self {
+        match kind {
+            LayoutKind::ChunkTable => Self::chunk_table(table, key),
+            LayoutKind::ItemCollection => Self::item_collection(table, key),
+        }
+    }
+
+    /// The plan target.
+    pub fn target(&self) -> Target<'_> {
+        Target {
+            table: &self.table,
+            chunk_table: &self.chunk_table,
+            key: &self.key,
+            layout: &self.layout,
+        }
+    }
+
+    /// Reads `table`'s key schema from the server and picks its layout:
+    /// the chunk table when `<table>.chunks` exists, else the item
+    /// collection when the sort key is a string.
+    pub async fn discover(client: &Client, table: &str) -> Result<Self, HostError> {
+        let key = describe_key(client, table)
+            .await?
+            .ok_or_else(|| HostError::TableNotFound {
+                table: table.to_string(),
+            })?;
+        let chunks = chunk_table_name(table);
+        match describe_key(client, &chunks).await? {
+            Some(chunk_key) => {
+                let simple_string =
+                    chunk_key.sort.is_none() && chunk_key.partition.key_type == KeyType::S;
+                if !simple_string {
+                    return Err(HostError::TableUnsupported {
+                        table: table.to_string(),
+                        reason: format!(
+                            "its chunk table {chunks} needs a string partition key and no sort key"
+                        ),
+                    });
+                }
+                let mut config = Self::chunk_table(table, key);
+                config.layout = Layout::ChunkTable {
+                    key_name: chunk_key.partition.name,
+                };
+                Ok(config)
+            }
+            None if key.sort.as_ref().is_some_and(|s| s.key_type == KeyType::S) => {
+                Ok(Self::item_collection(table, key))
+            }
+            None => Err(HostError::TableUnsupported {
+                table: table.to_string(),
+                reason: format!(
+                    "no chunk table {chunks} and no string sort key to keep chunks beside the item"
+                ),
+            }),
+        }
+    }
+}
+
+/// A table's key schema, or `None` when it does not exist.
+pub async fn describe_key(client: &Client, table: &str) -> Result<Option<KeySchema>, HostError> {
+    let policy = RetryPolicy::default();
+    let (result, attempts) = policy
+        .run(|| client.describe_table().table_name(table).send())
+        .await;
+    let output = match result {
+        Ok(output) => output,
+        Err(e)
+            if e.as_service_error()
+                .is_some_and(|s| s.is_resource_not_found_exception()) =>
+        {
+            return Ok(None);
+        }
+        Err(e) => return Err(HostError::dynamo("DescribeTable", e, attempts)),
+    };
+    let Some(description) = output.table else {
+        return Ok(None);
+    };
+    let type_of = |name: &str| {
+        description
+            .attribute_definitions()
+            .iter()
+            .find(|d| d.attribute_name() == name)
+            .map(|d| match d.attribute_type() {
+                ScalarAttributeType::N => KeyType::N,
+                ScalarAttributeType::B => KeyType::B,
+                _ => KeyType::S,
+            })
+            .unwrap_or(KeyType::S)
+    };
+    let mut partition = None;
+    let mut sort = None;
+    for element in description.key_schema() {
+        let name = element.attribute_name().to_string();
+        let kind = type_of(&name);
+        match element.key_type() {
+            SdkKeyType::Hash => partition = Some((name, kind)),
+            _ => sort = Some((name, kind)),
+        }
+    }
+    let Some((name, kind)) = partition else {
+        return Err(HostError::TableUnsupported {
+            table: table.to_string(),
+            reason: "DescribeTable returned no partition key".into(),
+        });
+    };
+    let mut schema = KeySchema::partition(name, kind);
+    if let Some((name, kind)) = sort {
+        schema = schema.with_sort(name, kind);
+    }
+    Ok(Some(schema))
+}
+
+fn scalar(kind: KeyType) -> ScalarAttributeType {
+    match kind {
+        KeyType::S => ScalarAttributeType::S,
+        KeyType::N => ScalarAttributeType::N,
+        KeyType::B => ScalarAttributeType::B,
+    }
+}
+
+/// Creates the tables a layout needs (on-demand billing) and waits until
+/// they are active. The item-collection layout needs a string sort key.
+pub async fn create_tables(client: &Client, config: &TableConfig) -> Result<(), HostError> {
+    if config.layout == Layout::ItemCollection
+        && !config
+            .key
+            .sort
+            .as_ref()
+            .is_some_and(|s| s.key_type == KeyType::S)
+    {
+        return Err(HostError::TableUnsupported {
+            table: config.table.clone(),
+            reason: "the item-collection layout needs a string sort key".into(),
+        });
+    }
+    create_table(client, &config.table, &config.key).await?;
+    if let Layout::ChunkTable { key_name } = &config.layout {
+        create_table(
+            client,
+            &config.chunk_table,
+            &KeySchema::partition(key_name.clone(), KeyType::S),
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+async fn create_table(client: &Client, table: &str, key: &KeySchema) -> Result<(), HostError> {
+    let mut request = client
+        .create_table()
+        .table_name(table)
+        .billing_mode(BillingMode::PayPerRequest);
+    for (attribute, role) in key.attributes().zip([SdkKeyType::Hash, SdkKeyType::Range]) {
+        let invalid = |e: aws_sdk_dynamodb::error::BuildError| HostError::Input(e.to_string());
+        request = request
+            .key_schema(
+                KeySchemaElement::builder()
+                    .attribute_name(&attribute.name)
+                    .key_type(role)
+                    .build()
+                    .map_err(invalid)?,
+            )
+            .attribute_definitions(
+                AttributeDefinition::builder()
+                    .attribute_name(&attribute.name)
+                    .attribute_type(scalar(attribute.key_type))
+                    .build()
+                    .map_err(invalid)?,
+            );
+    }
+    let (result, attempts) = RetryPolicy::default().run(|| request.clone().send()).await;
+    result.map_err(|e| HostError::dynamo("CreateTable", e, attempts))?;
+    for _ in 0..600 {
+        let output = client.describe_table().table_name(table).send().await;
+        let active = output
+            .ok()
+            .and_then(|o| o.table)
+            .and_then(|t| t.table_status)
+            .is_some_and(|s| s == aws_sdk_dynamodb::types::TableStatus::Active);
+        if active {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(HostError::TableUnsupported {
+        table: table.to_string(),
+        reason: "did not become ACTIVE within 60 s".into(),
+    })
+}

@@ -1,0 +1,204 @@
+//! What every host test shares: the server under test, clients, fresh
+//! tables, and items to write.
+//!
+//! The server is chosen by `DYNASLICE_TEST_SERVER`: `embedded` (default:
+//! dynoxide in this process, as the CLI runs it) or `dynamodb-local`
+//! (Amazon's DynamoDB Local, started by the tests, bound to 127.0.0.1).
+//! `npm test` runs the suite once with each. Each test binary starts its
+//! server once and shares it between its tests.
+
+#![allow(dead_code)]
+
+#[path = "../support/dynamodb_local.rs"]
+pub mod dynamodb_local;
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType};
+use dynaslice_host::{EmbeddedStore, LayoutKind, TableConfig, create_tables, local_client};
+
+/// Which server the suite runs against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ServerKind {
+    /// dynoxide, in process.
+    Embedded,
+    /// Amazon's DynamoDB Local (Java).
+    DynamoDbLocal,
+}
+
+/// The server named by `DYNASLICE_TEST_SERVER`.
+pub fn server_kind() -> ServerKind {
+    match std::env::var("DYNASLICE_TEST_SERVER").as_deref() {
+        Ok("dynamodb-local") => ServerKind::DynamoDbLocal,
+        Ok("embedded") | Err(_) => ServerKind::Embedded,
+        Ok(other) => panic!("DYNASLICE_TEST_SERVER={other}: expected embedded or dynamodb-local"),
+    }
+}
+
+/// Starts an embedded store on its own thread and runtime, so it outlives
+/// every test's runtime; returns its endpoint.
+pub fn start_embedded_thread() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let store = EmbeddedStore::start(None)
+                .await
+                .expect("embedded store starts");
+            tx.send(store.endpoint()).expect("endpoint sent");
+            std::future::pending::<()>().await;
+            drop(store);
+        });
+    });
+    rx.recv().expect("embedded store reported its endpoint")
+}
+
+/// The shared server's endpoint, started on first use.
+pub fn endpoint() -> &'static str {
+    static ENDPOINT: OnceLock<String> = OnceLock::new();
+    static LOCAL: OnceLock<dynamodb_local::DynamoDbLocal> = OnceLock::new();
+    ENDPOINT.get_or_init(|| match server_kind() {
+        ServerKind::Embedded => start_embedded_thread(),
+        ServerKind::DynamoDbLocal => {
+            let server =
+                LOCAL.get_or_init(|| dynamodb_local::start().expect("DynamoDB Local starts"));
+            server.endpoint.clone()
+        }
+    })
+}
+
+/// A client for the shared server.
+pub fn client() -> Client {
+    local_client(endpoint())
+}
+
+/// A table name no other test uses.
+pub fn table_name(prefix: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The key schema tests use for each layout: `pk` (S) and, for the item
+/// collection, `sk` (S).
+pub fn schema(layout: LayoutKind) -> KeySchema {
+    match layout {
+        LayoutKind::ChunkTable => KeySchema::partition("pk", KeyType::S),
+        LayoutKind::ItemCollection => {
+            KeySchema::partition("pk", KeyType::S).with_sort("sk", KeyType::S)
+        }
+    }
+}
+
+/// Creates fresh tables for `layout`.
+pub async fn fresh_table(client: &Client, prefix: &str, layout: LayoutKind) -> TableConfig {
+    let table = TableConfig::new(&table_name(prefix), schema(layout), layout);
+    create_tables(client, &table).await.expect("tables created");
+    table
+}
+
+/// A key for `layout`'s schema.
+pub fn key(layout: LayoutKind, id: &str) -> Item {
+    let mut key = Item::new();
+    key.insert("pk".into(), AttributeValue::S(id.into()));
+    if layout == LayoutKind::ItemCollection {
+        key.insert("sk".into(), AttributeValue::S(format!("doc#{id}")));
+    }
+    key
+}
+
+/// `len` bytes from a seeded generator: incompressible, and reproducible
+/// from the seed alone (readers check what they read against it).
+pub fn noise(seed: u64, len: usize) -> Vec<u8> {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut bytes = vec![0; len];
+    rng.fill(&mut bytes);
+    bytes
+}
+
+/// A realistic compressible JSON document of about `len` bytes: an order
+/// history with repeated field names and varied values.
+pub fn order_history(seed: u64, len: usize) -> String {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut out = String::from("{\"orders\":[");
+    let mut n = 0;
+    while out.len() < len {
+        if n > 0 {
+            out.push(',');
+        }
+        out.push_str(&format!(
+            "{{\"id\":\"ord-{n:08}\",\"customer\":\"cust-{}\",\"total\":{}.{:02},\"status\":\"{}\",\"items\":[{{\"sku\":\"SKU-{}\",\"qty\":{}}}],\"note\":\"{}\"}}",
+            rng.u32(0..50_000),
+            rng.u32(1..5000),
+            rng.u32(0..100),
+            ["shipped", "pending", "delivered", "returned"][rng.usize(0..4)],
+            rng.u32(0..100_000),
+            rng.u32(1..9),
+            (0..rng.usize(0..40)).map(|_| rng.alphanumeric()).collect::<String>()
+        ));
+        n += 1;
+    }
+    out.push_str("]}");
+    out
+}
+
+/// `item` as a DynamoDB server returns it: set members in a fixed order and
+/// numbers in canonical form (servers keep neither the order of set members
+/// nor the spelling of numbers of attributes stored on the item itself;
+/// dynaslice keeps both exactly for the attributes it spills).
+pub fn normalized(item: &Item) -> Item {
+    item.iter()
+        .map(|(k, v)| (k.clone(), normalized_value(v)))
+        .collect()
+}
+
+fn canonical(number: &str) -> String {
+    dynaslice_core::number::Decimal::parse(number)
+        .map_or_else(|_| number.to_string(), |d| d.canonical())
+}
+
+fn normalized_value(value: &AttributeValue) -> AttributeValue {
+    match value {
+        AttributeValue::N(n) => AttributeValue::N(canonical(n)),
+        AttributeValue::Ns(set) => {
+            let mut set: Vec<String> = set.iter().map(|n| canonical(n)).collect();
+            set.sort();
+            AttributeValue::Ns(set)
+        }
+        AttributeValue::Ss(set) => {
+            let mut set = set.clone();
+            set.sort();
+            AttributeValue::Ss(set)
+        }
+        AttributeValue::Bs(set) => {
+            let mut set = set.clone();
+            set.sort();
+            AttributeValue::Bs(set)
+        }
+        AttributeValue::L(list) => AttributeValue::L(list.iter().map(normalized_value).collect()),
+        AttributeValue::M(map) => AttributeValue::M(
+            map.iter()
+                .map(|(k, v)| (k.clone(), normalized_value(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// True when `read` is `written` as a server may return it, and every
+/// attribute dynaslice spilled (named in `spilled`) is exactly as written.
+pub fn same_item(read: &Item, written: &Item, spilled: &[String]) -> bool {
+    normalized(read) == normalized(written)
+        && spilled
+            .iter()
+            .all(|name| read.get(name) == written.get(name))
+}

@@ -1,0 +1,184 @@
+//! The size oracle: the server decides. Items of every type, padded by
+//! core's `item_size` to exactly 409,600 bytes, must be accepted; one byte
+//! more must be refused by DynamoDB Local (dynoxide counts some numbers a
+//! byte smaller, so it may accept that byte, but only for items with
+//! numbers). This confirms every size vector in `tests/vectors/sizes.json`
+//! against the server, and thousands of generated items besides.
+
+mod common;
+#[path = "../../core/tests/common/mod.rs"]
+mod core_common;
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::{AttributeValue, Item, MAX_ITEM_BYTES, item_size};
+use dynaslice_host::item_to_sdk;
+use futures::StreamExt;
+use proptest::strategy::{Strategy, ValueTree};
+use proptest::test_runner::{Config, TestRunner};
+
+use common::{ServerKind, client, server_kind, table_name};
+
+/// How many generated items (each written twice: exact and one byte over).
+const GENERATED: usize = 2_000;
+
+/// `item` with a `pad` string making it exactly `size` bytes by core's count.
+fn padded(item: &Item, size: usize) -> Option<Item> {
+    let mut item = item.clone();
+    item.remove("pad");
+    let base = item_size(&item) + "pad".len();
+    let fill = size.checked_sub(base)?;
+    item.insert("pad".into(), AttributeValue::S("p".repeat(fill)));
+    debug_assert_eq!(item_size(&item), size);
+    Some(item)
+}
+
+fn has_number(value: &AttributeValue) -> bool {
+    match value {
+        AttributeValue::N(_) | AttributeValue::Ns(_) => true,
+        AttributeValue::L(list) => list.iter().any(has_number),
+        AttributeValue::M(map) => map.values().any(has_number),
+        _ => false,
+    }
+}
+
+/// What the server said about one item.
+#[derive(Debug)]
+enum Verdict {
+    Accepted,
+    TooLarge,
+    Other(String),
+}
+
+async fn try_put(client: &Client, table: &str, item: Item) -> Verdict {
+    match client
+        .put_item()
+        .table_name(table)
+        .set_item(Some(item_to_sdk(item)))
+        .send()
+        .await
+    {
+        Ok(_) => Verdict::Accepted,
+        Err(e) => {
+            let message = aws_sdk_dynamodb::error::DisplayErrorContext(&e).to_string();
+            if message.contains("size has exceeded the maximum allowed size")
+                || message.contains("Item size")
+            {
+                Verdict::TooLarge
+            } else {
+                Verdict::Other(message)
+            }
+        }
+    }
+}
+
+/// Writes each case exact and one byte over; returns the failures, named.
+async fn check(client: &Client, table: &str, cases: Vec<(String, Item)>) -> Vec<String> {
+    let checks = cases.into_iter().map(|(name, item)| async move {
+        let Some(exact) = padded(&item, MAX_ITEM_BYTES) else {
+            return Some(format!("{name}: larger than the limit before padding"));
+        };
+        let over = padded(&item, MAX_ITEM_BYTES + 1).expect("one byte more fits the pad");
+        let numbers = item.values().any(has_number);
+        match try_put(client, table, exact).await {
+            Verdict::Accepted => {}
+            other => return Some(format!("{name}: exactly 409600 bytes refused: {other:?}")),
+        }
+        match (try_put(client, table, over).await, server_kind()) {
+            (Verdict::TooLarge, _) => None,
+            (Verdict::Accepted, ServerKind::Embedded) if numbers => None,
+            (other, _) => Some(format!(
+                "{name}: 409601 bytes not refused as too large: {other:?}"
+            )),
+        }
+    });
+    futures::stream::iter(checks)
+        .buffer_unordered(8)
+        .filter_map(|failure| async move { failure })
+        .collect()
+        .await
+}
+
+async fn oracle_table(client: &Client) -> String {
+    let table = table_name("oracle");
+    let config = dynaslice_host::TableConfig::chunk_table(
+        &table,
+        dynaslice_core::KeySchema::partition("pk", dynaslice_core::KeyType::S),
+    );
+    dynaslice_host::create_tables(client, &config)
+        .await
+        .expect("table");
+    table
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_size_vector_is_exact_on_the_server() {
+    let client = client();
+    let table = oracle_table(&client).await;
+    let vectors = core_common::load_vectors("sizes.json", "dynaslice-size-vectors/1");
+    let mut cases = Vec::new();
+    for (i, case) in vectors["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .enumerate()
+    {
+        let mut item = core_common::item(&case["item"]);
+        if item.contains_key("pad") || item.contains_key("pk") {
+            continue; // shaped around its own key or pad: covered by the numbers and generated cases
+        }
+        item.insert("pk".into(), AttributeValue::S(format!("item-{i}")));
+        cases.push((case["name"].as_str().unwrap_or("?").to_string(), item));
+    }
+    for (i, case) in vectors["numbers"]
+        .as_array()
+        .expect("numbers")
+        .iter()
+        .enumerate()
+    {
+        let text = case["text"].as_str().expect("text");
+        let mut item = Item::new();
+        item.insert("pk".into(), AttributeValue::S(format!("number-{i}")));
+        item.insert("n".into(), AttributeValue::N(text.into()));
+        cases.push((format!("number {text}"), item));
+    }
+    let total = cases.len();
+    assert!(total >= 100, "only {total} vectors found");
+    let failures = check(&client, &table, cases).await;
+    assert!(
+        failures.is_empty(),
+        "{} of {total} vectors disagree with the server:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn thousands_of_generated_items_are_exact_on_the_server() {
+    let client = client();
+    let table = oracle_table(&client).await;
+    let mut runner = TestRunner::new(Config {
+        rng_seed: proptest::test_runner::RngSeed::Fixed(409_600),
+        ..Config::default()
+    });
+    let strategy = proptest::collection::btree_map(
+        "[a-zA-Z0-9_éü]{1,8}",
+        core_common::generate::value(),
+        1..12,
+    );
+    let cases: Vec<(String, Item)> = (0..GENERATED)
+        .map(|i| {
+            let mut item: Item = strategy.new_tree(&mut runner).expect("generated").current();
+            item.remove("pk");
+            item.remove("pad");
+            item.insert("pk".into(), AttributeValue::S(format!("gen-{i}-ключ")));
+            (format!("generated #{i}: {item:?}"), item)
+        })
+        .collect();
+    let failures = check(&client, &table, cases).await;
+    assert!(
+        failures.is_empty(),
+        "{} of {GENERATED} items disagree with the server:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
