@@ -56,6 +56,8 @@ pub struct Fetched {
     /// Parent reads it took (more than 1 when a concurrent overwrite
     /// replaced the item mid-read).
     pub parent_reads: u32,
+    /// Read capacity units the server reported consuming.
+    pub consumed_read_units: f64,
 }
 
 /// The key attributes of `key`, checked against the table's key schema.
@@ -88,11 +90,7 @@ pub async fn get(
     progress: &dyn Progress,
 ) -> Result<Option<Fetched>, HostError> {
     let key = check_key(table, key)?;
-    let sender = Sender {
-        client,
-        retry: options.retry,
-        concurrency: options.concurrency,
-    };
+    let sender = Sender::new(client, options.retry, options.concurrency);
     let target = table.target();
     let mut reassemble_options = ReassembleOptions::new(&table.key, &table.layout);
     reassemble_options.max_raw_bytes = options.max_item_bytes;
@@ -123,6 +121,7 @@ pub async fn get(
                     manifest: plan.manifest,
                     chunks_read,
                     parent_reads,
+                    consumed_read_units: sender.consumed.read_units(),
                 }));
             }
             Err(missing @ ReassembleError::ChunkMissing { .. })

@@ -60,11 +60,7 @@ impl Default for PutOptions {
 
 impl PutOptions {
     pub(crate) fn sender<'a>(&self, client: &'a Client) -> Sender<'a> {
-        Sender {
-            client,
-            retry: self.retry,
-            concurrency: self.concurrency,
-        }
+        Sender::new(client, self.retry, self.concurrency)
     }
 
     /// Core's split options for a write to `table` as `version`.
@@ -80,7 +76,7 @@ impl PutOptions {
 }
 
 /// How a write went in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct PutOutcome {
     /// How it was written: `single`, `atomic` or `batch`.
@@ -95,6 +91,10 @@ pub struct PutOutcome {
     pub planned_write_units: u64,
     /// Deletes of the replaced version's chunks that failed (left for `gc`).
     pub cleanup_left: usize,
+    /// Write capacity units the server reported consuming (cleanup included).
+    pub consumed_write_units: f64,
+    /// Read capacity units of the parent reads the protocol made.
+    pub consumed_read_units: f64,
 }
 
 /// A fresh version id: now, and 80 random bits.
@@ -216,6 +216,8 @@ pub(crate) async fn execute(
         bytes_written,
         planned_write_units,
         cleanup_left,
+        consumed_write_units: sender.consumed.write_units(),
+        consumed_read_units: sender.consumed.read_units(),
     })
 }
 

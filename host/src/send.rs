@@ -3,6 +3,8 @@
 //! UnprocessedKeys) resent with backoff until none remain.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::http::HttpResponse;
@@ -20,12 +22,54 @@ use crate::progress::Progress;
 use crate::retry::{RetryPolicy, is_transient};
 use crate::sdk_value::{SdkItem, item_from_sdk, item_to_sdk, to_sdk};
 
-/// The client, the retry policy and how many batch requests fly at once.
-#[derive(Clone, Copy)]
+/// The client, the retry policy, how many batch requests fly at once, and
+/// the capacity the server reported consuming (ReturnConsumedCapacity).
+#[derive(Clone)]
 pub(crate) struct Sender<'a> {
     pub client: &'a Client,
     pub retry: RetryPolicy,
     pub concurrency: usize,
+    pub consumed: Arc<Consumed>,
+}
+
+/// Capacity units consumed, as the server reported them, in thousandths.
+#[derive(Debug, Default)]
+pub(crate) struct Consumed {
+    read: AtomicU64,
+    write: AtomicU64,
+}
+
+impl Consumed {
+    fn add(counter: &AtomicU64, capacity: Option<&sdk::ConsumedCapacity>) {
+        let units = capacity.and_then(|c| c.capacity_units).unwrap_or(0.0);
+        counter.fetch_add((units * 1000.0).round() as u64, Ordering::Relaxed);
+    }
+    fn read(&self, capacity: Option<&sdk::ConsumedCapacity>) {
+        Self::add(&self.read, capacity);
+    }
+    fn write(&self, capacity: Option<&sdk::ConsumedCapacity>) {
+        Self::add(&self.write, capacity);
+    }
+    /// Read units consumed so far.
+    pub fn read_units(&self) -> f64 {
+        self.read.load(Ordering::Relaxed) as f64 / 1000.0
+    }
+    /// Write units consumed so far.
+    pub fn write_units(&self) -> f64 {
+        self.write.load(Ordering::Relaxed) as f64 / 1000.0
+    }
+}
+
+impl<'a> Sender<'a> {
+    /// A sender with its own capacity count.
+    pub fn new(client: &'a Client, retry: RetryPolicy, concurrency: usize) -> Self {
+        Self {
+            client,
+            retry,
+            concurrency,
+            consumed: Arc::default(),
+        }
+    }
 }
 
 /// A conditional write's outcome.
@@ -69,6 +113,7 @@ impl Sender<'_> {
             .run(|| {
                 self.client
                     .get_item()
+                    .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
                     .table_name(&get.table)
                     .set_key(Some(key.clone()))
                     .consistent_read(get.consistent)
@@ -76,6 +121,7 @@ impl Sender<'_> {
             })
             .await;
         let output = result.map_err(|e| HostError::dynamo("GetItem", e, attempts))?;
+        self.consumed.read(output.consumed_capacity.as_ref());
         match output.item {
             None => Ok(None),
             Some(item) => item_from_sdk(item)
@@ -93,6 +139,7 @@ impl Sender<'_> {
             .run(|| {
                 self.client
                     .put_item()
+                    .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
                     .table_name(&put.table)
                     .set_item(Some(item.clone()))
                     .set_condition_expression(expression.clone())
@@ -122,6 +169,7 @@ impl Sender<'_> {
             .run(|| {
                 self.client
                     .delete_item()
+                    .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
                     .table_name(&delete.table)
                     .set_key(Some(key.clone()))
                     .set_condition_expression(expression.clone())
@@ -159,6 +207,7 @@ impl Sender<'_> {
             .run_if(transact_transient, || {
                 self.client
                     .transact_write_items()
+                    .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
                     .set_transact_items(Some(items.clone()))
                     .client_request_token(token)
                     .send()
@@ -215,11 +264,15 @@ impl Sender<'_> {
                 .run(|| {
                     self.client
                         .batch_write_item()
+                        .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
                         .set_request_items(Some(pending.clone()))
                         .send()
                 })
                 .await;
             let output = result.map_err(|e| HostError::dynamo("BatchWriteItem", e, attempts))?;
+            for c in output.consumed_capacity() {
+                self.consumed.write(Some(c));
+            }
             let left = output.unprocessed_items.unwrap_or_default();
             let left: HashMap<_, _> = left.into_iter().filter(|(_, v)| !v.is_empty()).collect();
             let left_bytes = pending_bytes(&left);
@@ -281,11 +334,15 @@ impl Sender<'_> {
                 .run(|| {
                     self.client
                         .batch_get_item()
+                        .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
                         .set_request_items(Some(pending.clone()))
                         .send()
                 })
                 .await;
             let output = result.map_err(|e| HostError::dynamo("BatchGetItem", e, attempts))?;
+            for c in output.consumed_capacity() {
+                self.consumed.read(Some(c));
+            }
             let mut got = 0;
             for (_, items) in output.responses.unwrap_or_default() {
                 for item in items {

@@ -137,6 +137,8 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
         bytes_written: (item_size(&split.parent) + uploads.written) as u64,
         planned_write_units: 0,
         cleanup_left,
+        consumed_write_units: sender.consumed.write_units(),
+        consumed_read_units: sender.consumed.read_units(),
     })
 }
 
