@@ -5,8 +5,10 @@
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::codec::choose_compression;
 use dynaslice_core::layout::chunk_key;
-use dynaslice_core::plan::{WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit};
-use dynaslice_core::{Codec, CodecChoice, Compression, Item, StreamSplit, item_size};
+use dynaslice_core::plan::{
+    WriteMode, WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit,
+};
+use dynaslice_core::{Codec, CodecChoice, Compression, Item, SplitError, StreamSplit, item_size};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -49,7 +51,8 @@ async fn read_full<R: AsyncRead + Unpin>(reader: &mut R, buf: &mut [u8]) -> std:
 /// Writes the item `parent` with one more binary attribute `attribute`
 /// holding the `len` bytes `reader` yields. Commits like [`crate::put()`];
 /// a reader that fails or yields a different length aborts the write
-/// (its chunks are deleted) and leaves the stored item as it was.
+/// (its chunks are deleted) and leaves the stored item as it was. Streams
+/// are written in batch mode (atomic mode refuses with `OPTIONS_INVALID`).
 pub async fn put_reader<R: AsyncRead + Unpin>(
     client: &Client,
     table: &TableConfig,
@@ -60,6 +63,12 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
     options: &PutOptions,
     progress: &dyn Progress,
 ) -> Result<PutOutcome, HostError> {
+    if options.mode == WriteMode::Atomic {
+        return Err(SplitError::BadOptions {
+            reason: "a streamed put is written in batch mode; use put for one transaction",
+        }
+        .into());
+    }
     let sender = options.sender(client);
     let split_options = options.split_options(table, fresh_version());
     let expect = read_expect(&sender, table, &parent).await?;

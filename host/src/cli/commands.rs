@@ -78,6 +78,15 @@ pub async fn put(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode
     let options = put_options(args)?;
     let bar = Bar::new("uploading", json);
     let outcome = match (&args.file, &args.json) {
+        (Some(path), _) if options.mode == WriteMode::Atomic => {
+            // One transaction needs the whole item planned at once.
+            let bytes = tokio::fs::read(path)
+                .await
+                .map_err(|e| HostError::io(path.display(), e))?;
+            let mut item = key.clone();
+            item.insert(args.attribute.clone(), AttributeValue::B(bytes));
+            dynaslice_host::put(client, &table, &item, &options, &bar).await
+        }
         (Some(path), _) => {
             let file = tokio::fs::File::open(path)
                 .await

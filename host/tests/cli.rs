@@ -1,0 +1,335 @@
+//! The `dynaslice` binary as a person and a script use it: every command,
+//! human and JSON output, one clear line and a non-zero exit for every
+//! error, and the embedded store persisting between runs.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn dynaslice(args: &[&str]) -> Run {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = Command::new(env!("CARGO_BIN_EXE_dynaslice"))
+        .args(args)
+        .env_remove("DYNASLICE_ENDPOINT")
+        .output()
+        .expect("the binary runs");
+    let run = Run {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8(stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(stderr).expect("utf-8 stderr"),
+    };
+    // Whatever happened, never a panic or a backtrace.
+    assert!(
+        !run.stderr.contains("panicked") && !run.stderr.contains("backtrace"),
+        "{}",
+        run.stderr
+    );
+    run
+}
+
+fn ok(args: &[&str]) -> Run {
+    let run = dynaslice(args);
+    assert_eq!(run.code, 0, "dynaslice {args:?} failed: {}", run.stderr);
+    run
+}
+
+/// Fails with exactly one line on stderr naming `code`.
+fn fails(args: &[&str], code: &str) -> Run {
+    let run = dynaslice(args);
+    assert_ne!(run.code, 0, "dynaslice {args:?} succeeded");
+    assert_eq!(run.stderr.lines().count(), 1, "one line: {:?}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("[{code}]")),
+        "expected {code}: {}",
+        run.stderr
+    );
+    run
+}
+
+fn json(run: &Run) -> Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout))
+}
+
+#[test]
+fn every_command_against_a_server() {
+    let endpoint = common::endpoint();
+    let dir = tempdir("cli");
+    let table = common::table_name("cli");
+    let at = |rest: &[&str]| -> Vec<String> {
+        let mut args = vec!["--endpoint".to_string(), endpoint.to_string()];
+        args.extend(rest.iter().map(|s| s.to_string()));
+        args
+    };
+    let run = |rest: &[&str]| ok(&at(rest).iter().map(String::as_str).collect::<Vec<_>>());
+    let fail = |rest: &[&str], code: &str| {
+        fails(
+            &at(rest).iter().map(String::as_str).collect::<Vec<_>>(),
+            code,
+        )
+    };
+
+    let created = run(&[
+        "tables",
+        "create",
+        "--table",
+        &table,
+        "--partition-key",
+        "id",
+        "--json",
+    ]);
+    assert_eq!(json(&created)["chunkTable"], format!("{table}.chunks"));
+
+    let file = dir.join("photo.bin");
+    let bytes = common::noise(3, 3_000_000);
+    std::fs::write(&file, &bytes).unwrap();
+    let file = file.to_str().unwrap();
+
+    let estimate = json(&run(&[
+        "estimate", "-t", &table, "-k", "id=photo", "--file", file, "--output", "json",
+    ]));
+    assert!(estimate["itemBytes"].as_u64().unwrap() > 3_000_000);
+    let chunks = estimate["chunks"].as_u64().unwrap();
+    assert!(chunks >= 8, "{estimate}");
+    assert!(
+        estimate["writeUnits"].as_u64().unwrap() >= 2930,
+        "{estimate}"
+    );
+    // estimate wrote nothing
+    assert_eq!(
+        json(&run(&["ls", "-t", &table, "--json"]))["items"]
+            .as_array()
+            .unwrap()
+            .len(),
+        0
+    );
+
+    let put = run(&["put", "-t", &table, "-k", "id=photo", "--file", file]);
+    assert!(put.stdout.contains("stored id=photo"), "{}", put.stdout);
+    assert!(put.stdout.contains("MiB"), "human sizes: {}", put.stdout);
+
+    let back = dir.join("back.bin");
+    run(&[
+        "get",
+        "-t",
+        &table,
+        "-k",
+        "id=photo",
+        "--out",
+        back.to_str().unwrap(),
+    ]);
+    assert!(
+        std::fs::read(&back).unwrap() == bytes,
+        "the file read back differs"
+    );
+
+    let inspect = json(&run(&["inspect", "-t", &table, "-k", "id=photo", "--json"]));
+    assert_eq!(inspect["layout"], "table");
+    assert_eq!(inspect["manifest"]["codec"], "none");
+    assert_eq!(
+        inspect["chunks"].as_array().unwrap().len() as u64,
+        inspect["manifest"]["chunks"].as_u64().unwrap()
+    );
+    let human = run(&["inspect", "-t", &table, "-k", "id=photo"]);
+    assert!(
+        human.stdout.contains("chunk 0:") && human.stdout.contains("RCU"),
+        "{}",
+        human.stdout
+    );
+
+    let doc = r#"{"title": {"S": "hello"}, "n": {"N": "42"}, "tags": {"SS": ["a", "b"]}}"#;
+    run(&["put", "-t", &table, "-k", "id=doc", "--json", doc]);
+    let got = json(&run(&["get", "-t", &table, "-k", "id=doc"]));
+    assert_eq!(got["title"]["S"], "hello");
+    assert_eq!(got["id"]["S"], "doc");
+
+    let listed = json(&run(&["ls", "-t", &table, "--json"]));
+    assert_eq!(listed["items"].as_array().unwrap().len(), 2, "{listed}");
+
+    let gc = json(&run(&["gc", "-t", &table, "--grace", "0s", "--json"]));
+    assert_eq!(gc["deleted"], 0, "nothing to collect: {gc}");
+    assert_eq!(gc["referenced"], inspect["manifest"]["chunks"]);
+
+    run(&["rm", "-t", &table, "-k", "id=photo"]);
+    fail(&["get", "-t", &table, "-k", "id=photo"], "NOT_FOUND");
+    let gc = json(&run(&["gc", "-t", &table, "--grace", "0s", "--json"]));
+    assert_eq!(
+        (gc["chunks"].as_u64(), gc["deleted"].as_u64()),
+        (Some(0), Some(0)),
+        "rm deleted the chunks: {gc}"
+    );
+
+    // Errors: one line, a code, non-zero.
+    fail(
+        &["get", "-t", "no-such-table", "-k", "id=x"],
+        "TABLE_NOT_FOUND",
+    );
+    fail(&["get", "-t", &table, "-k", "nope=x"], "INPUT_INVALID");
+    fail(
+        &["put", "-t", &table, "-k", "id=x", "--json", "{not json"],
+        "INPUT_INVALID",
+    );
+    fail(
+        &[
+            "put",
+            "-t",
+            &table,
+            "-k",
+            "id=x",
+            "--json",
+            r#"{"s": {"SS": []}}"#,
+        ],
+        "SET_EMPTY",
+    );
+    fail(
+        &["put", "-t", &table, "-k", "id=x", "--file", "/no/such/file"],
+        "IO_ERROR",
+    );
+    fail(
+        &[
+            "put",
+            "-t",
+            &table,
+            "-k",
+            "id=big",
+            "--file",
+            file,
+            "--max-size",
+            "1000000",
+        ],
+        "VIRTUAL_ITEM_TOO_LARGE",
+    );
+    let atomic = run(&[
+        "put", "-t", &table, "-k", "id=small", "--file", file, "--mode", "atomic",
+    ]);
+    assert!(
+        atomic.stdout.contains("(atomic mode)"),
+        "3 MB fits one transaction: {}",
+        atomic.stdout
+    );
+    let five = dir.join("five.bin");
+    std::fs::write(&five, common::noise(5, 5_000_000)).unwrap();
+    fail(
+        &[
+            "put",
+            "-t",
+            &table,
+            "-k",
+            "id=x",
+            "--file",
+            five.to_str().unwrap(),
+            "--mode",
+            "atomic",
+        ],
+        "ATOMIC_TOO_LARGE",
+    );
+    // ...and as JSON for scripts.
+    let run_json = dynaslice(
+        &at(&[
+            "get",
+            "-t",
+            "no-such-table",
+            "-k",
+            "id=x",
+            "--output",
+            "json",
+        ])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>(),
+    );
+    assert_eq!(run_json.code, 1);
+    assert_eq!(json(&run_json)["error"]["code"], "TABLE_NOT_FOUND");
+    // Usage errors come from the argument parser, with its own exit code.
+    assert_eq!(dynaslice(&["put", "--table"]).code, 2);
+}
+
+#[test]
+fn the_embedded_store_persists_between_runs() {
+    let dir = tempdir("embedded");
+    let data = dir.join("store").join("local.db");
+    let data = data.to_str().unwrap();
+    ok(&[
+        "--data",
+        data,
+        "tables",
+        "create",
+        "-t",
+        "docs",
+        "--partition-key",
+        "pk",
+        "--sort-key",
+        "sk",
+        "--layout",
+        "collection",
+    ]);
+    let file = dir.join("doc.json");
+    std::fs::write(&file, common::order_history(5, 2_000_000)).unwrap();
+    let put = ok(&[
+        "--data",
+        data,
+        "put",
+        "-t",
+        "docs",
+        "-k",
+        "pk=u1",
+        "-k",
+        "sk=orders",
+        "--file",
+        file.to_str().unwrap(),
+    ]);
+    assert!(
+        put.stdout.contains("deflate"),
+        "a JSON file compresses: {}",
+        put.stdout
+    );
+    let back = dir.join("back.json");
+    ok(&[
+        "--data",
+        data,
+        "get",
+        "-t",
+        "docs",
+        "-k",
+        "pk=u1",
+        "-k",
+        "sk=orders",
+        "-o",
+        back.to_str().unwrap(),
+    ]);
+    assert!(std::fs::read(&back).unwrap() == std::fs::read(&file).unwrap());
+    let inspect = json(&ok(&[
+        "--data",
+        data,
+        "--output",
+        "json",
+        "inspect",
+        "-t",
+        "docs",
+        "-k",
+        "pk=u1",
+        "-k",
+        "sk=orders",
+    ]));
+    assert_eq!(inspect["layout"], "collection");
+    assert_eq!(inspect["chunkTable"], "docs");
+}
+
+fn tempdir(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dynaslice-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    assert!(Path::new(&dir).is_dir());
+    dir
+}
