@@ -53,6 +53,10 @@ async fn read_full<R: AsyncRead + Unpin>(reader: &mut R, buf: &mut [u8]) -> std:
 /// a reader that fails or yields a different length aborts the write
 /// (its chunks are deleted) and leaves the stored item as it was. Streams
 /// are written in batch mode (atomic mode refuses with `OPTIONS_INVALID`).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "put()'s arguments plus the stream's attribute, reader and declared length"
+)]
 pub async fn put_reader<R: AsyncRead + Unpin>(
     client: &Client,
     table: &TableConfig,

@@ -1,0 +1,180 @@
+//! Crashes: the CLI is killed (SIGKILL) at random points during 50 large
+//! puts and overwrites. Afterwards every item reads as its old or its new
+//! version, never partial, and `gc` removes every orphan.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use dynaslice_core::{AttributeValue, Item};
+use dynaslice_host::{GcOptions, GetOptions, LayoutKind, TableConfig};
+
+use common::{fresh_table, key, noise, order_history, start_embedded_thread};
+
+const PUTS: u64 = 50;
+
+/// The file of put `n`: 1 to 9 MB, noise or a compressible document.
+fn file_bytes(n: u64) -> Vec<u8> {
+    let len = 1_000_000 + (n as usize * 1_234_567) % 8_000_000;
+    if n.is_multiple_of(3) {
+        order_history(n, len).into_bytes()
+    } else {
+        noise(n, len)
+    }
+}
+
+fn stored_bytes(item: &Item) -> &[u8] {
+    match item.get("data") {
+        Some(AttributeValue::B(bytes)) => bytes,
+        other => panic!("data is {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn killed_puts_leave_old_or_new_never_partial() {
+    // A server outside the killed processes, as a real deployment has.
+    let endpoint = start_embedded_thread();
+    let client = dynaslice_host::local_client(&endpoint);
+    let dir = std::env::temp_dir().join(format!("dynaslice-crash-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let layouts = [LayoutKind::ChunkTable, LayoutKind::ItemCollection];
+    let mut tables: Vec<TableConfig> = Vec::new();
+    for layout in layouts {
+        tables.push(fresh_table(&client, "crash", layout).await);
+    }
+    let mut rng = fastrand::Rng::with_seed(50);
+    // (layout index, item) -> the bytes it holds now, if any
+    let mut current: BTreeMap<(usize, u64), Vec<u8>> = BTreeMap::new();
+    let (mut killed, mut completed) = (0, 0);
+    for n in 0..PUTS {
+        let l = (n % 2) as usize;
+        let (layout, table) = (layouts[l], &tables[l]);
+        let id = rng.u64(0..4);
+        let bytes = file_bytes(n);
+        let path = dir.join(format!("put{n}.bin"));
+        std::fs::write(&path, &bytes).unwrap();
+        let mut args = vec![
+            "--endpoint".to_string(),
+            endpoint.clone(),
+            "put".into(),
+            "-t".into(),
+            table.table.clone(),
+        ];
+        for (name, value) in key(layout, &format!("item{id}")) {
+            let AttributeValue::S(value) = value else {
+                unreachable!()
+            };
+            args.extend(["-k".to_string(), format!("{name}={value}")]);
+        }
+        args.extend(["--file".to_string(), path.to_str().unwrap().to_string()]);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_dynaslice"))
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the CLI starts");
+        // Kill somewhere between start-up and the end of a typical upload.
+        let deadline = Instant::now() + Duration::from_millis(rng.u64(5..200));
+        let mut exited = None;
+        while Instant::now() < deadline {
+            if let Some(status) = child.try_wait().unwrap() {
+                exited = Some(status);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        match exited {
+            Some(status) => {
+                assert!(status.success(), "put {n} failed on its own");
+                completed += 1;
+            }
+            None => {
+                child.kill().expect("SIGKILL");
+                child.wait().unwrap();
+                killed += 1;
+            }
+        }
+        let found = dynaslice_host::get(
+            &client,
+            table,
+            &key(layout, &format!("item{id}")),
+            &GetOptions::default(),
+            &(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("after put {n}: item{id} unreadable: {e} [{}]", e.code()));
+        let now = found.as_ref().map(|f| stored_bytes(&f.item).to_vec());
+        let old = current.get(&(l, id)).cloned();
+        match now {
+            Some(now) if now == bytes => {
+                current.insert((l, id), now);
+            }
+            Some(now) => assert_eq!(
+                Some(&now),
+                old.as_ref(),
+                "after put {n}: item{id} is neither old nor new"
+            ),
+            None => assert!(old.is_none(), "after put {n}: item{id} vanished"),
+        }
+        if exited.is_some() {
+            assert_eq!(
+                current.get(&(l, id)),
+                Some(&bytes),
+                "a completed put must be visible"
+            );
+        }
+    }
+    assert!(
+        killed >= 10 && completed >= 5,
+        "{killed} killed, {completed} completed: adjust the kill window"
+    );
+    for table in &tables {
+        let report = dynaslice_host::gc(
+            &client,
+            table,
+            &GcOptions {
+                grace: Duration::ZERO,
+                dry_run: false,
+            },
+        )
+        .await
+        .expect("gc");
+        let after = dynaslice_host::gc(
+            &client,
+            table,
+            &GcOptions {
+                grace: Duration::ZERO,
+                dry_run: true,
+            },
+        )
+        .await
+        .expect("gc");
+        assert_eq!(
+            (after.chunks, after.deleted),
+            (after.referenced, 0),
+            "orphans remain after {report:?}"
+        );
+        eprintln!(
+            "{}: gc removed {} orphans, {} live chunks",
+            table.table, report.deleted, after.referenced
+        );
+    }
+    // Everything still reads as what was last committed.
+    for ((l, id), bytes) in &current {
+        let found = dynaslice_host::get(
+            &client,
+            &tables[*l],
+            &key(layouts[*l], &format!("item{id}")),
+            &GetOptions::default(),
+            &(),
+        )
+        .await
+        .expect("get")
+        .expect("found");
+        assert!(stored_bytes(&found.item) == &bytes[..]);
+    }
+    eprintln!("{killed} killed, {completed} completed");
+    let _ = std::fs::remove_dir_all(&dir);
+}

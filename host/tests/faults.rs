@@ -1,0 +1,259 @@
+//! Faults at 30 % of requests (throttling, partial batches, 500s and dropped
+//! connections, before and after the server carried the request out),
+//! injected by a loopback proxy in front of the real server: every put and
+//! get completes correctly, or ends in a clear error with the previous
+//! version intact; nothing is lost, and `gc` leaves only live chunks.
+
+mod common;
+#[path = "support/fault_proxy.rs"]
+mod fault_proxy;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use dynaslice_core::{AttributeValue, Codec, CodecChoice, Compression, Item};
+use dynaslice_host::{
+    GcOptions, GetOptions, LayoutKind, PutOptions, RetryPolicy, TableConfig, local_client,
+};
+use fault_proxy::{FaultKind, Faults};
+
+use common::{client, endpoint, fresh_table, key, noise, order_history, same_item};
+
+fn upstream() -> SocketAddr {
+    endpoint()
+        .trim_start_matches("http://")
+        .parse()
+        .expect("an http://ip:port endpoint")
+}
+
+/// Round `n`'s version of item `k`: single items, one-transaction items and
+/// batch items, compressible or not.
+fn version(layout: LayoutKind, k: usize, n: u64) -> Item {
+    let mut item = key(layout, &format!("item{k}"));
+    let len = [150_000, 1_500_000, 6_000_000][(n as usize + k) % 3];
+    if n.is_multiple_of(2) {
+        item.insert(
+            "data".into(),
+            AttributeValue::B(noise(n * 31 + k as u64, len)),
+        );
+    } else {
+        item.insert(
+            "doc".into(),
+            AttributeValue::S(order_history(n * 31 + k as u64, len)),
+        );
+    }
+    item.insert("round".into(), AttributeValue::N(n.to_string()));
+    item
+}
+
+const SPILLED: [&str; 2] = ["data", "doc"];
+
+fn spilled() -> Vec<String> {
+    SPILLED.iter().map(|s| s.to_string()).collect()
+}
+
+/// Codes a failed operation may end with under faults: the server's
+/// failures after retries ran out. Anything else is a bug.
+const CLEAR_ERRORS: [&str; 2] = ["DYNAMODB_ERROR", "CONNECTION_FAILED"];
+
+async fn run(
+    layout: LayoutKind,
+    retry: RetryPolicy,
+    rounds: u64,
+) -> (usize, usize, fault_proxy::Counts) {
+    let direct = client();
+    let table: TableConfig = fresh_table(&direct, "faults", layout).await;
+    let proxy = fault_proxy::start(
+        upstream(),
+        Faults {
+            rate: 0.3,
+            seed: 7 + layout as u64,
+        },
+    )
+    .await;
+    let faulty = local_client(&proxy.endpoint());
+    let options = PutOptions {
+        retry,
+        compression: CodecChoice::Auto,
+        ..PutOptions::default()
+    };
+    let reads = GetOptions {
+        retry,
+        ..GetOptions::default()
+    };
+    let mut stored: BTreeMap<usize, Item> = BTreeMap::new();
+    let (mut failed_puts, mut failed_gets) = (0, 0);
+    for n in 0..rounds {
+        let k = (n % 4) as usize;
+        let new = version(layout, k, n);
+        match dynaslice_host::put(&faulty, &table, &new, &options, &()).await {
+            Ok(_) => {
+                stored.insert(k, new);
+            }
+            Err(e) => {
+                assert!(
+                    CLEAR_ERRORS.contains(&e.code()),
+                    "put {n}: unexpected {e} [{}]",
+                    e.code()
+                );
+                failed_puts += 1;
+                // The previous version is intact, unless this one committed
+                // and only the answer was lost.
+                let now = dynaslice_host::get(&direct, &table, &new, &GetOptions::default(), &())
+                    .await
+                    .expect("direct read")
+                    .map(|f| f.item);
+                match (&now, stored.get(&k)) {
+                    (Some(item), _) if same_item(item, &new, &spilled()) => {
+                        stored.insert(k, new);
+                    }
+                    (Some(item), Some(old)) => assert!(
+                        same_item(item, old, &spilled()),
+                        "put {n} failed and damaged the old version"
+                    ),
+                    (None, None) => {}
+                    (now, old) => panic!(
+                        "put {n}: stored {:?} / expected {:?}",
+                        now.is_some(),
+                        old.is_some()
+                    ),
+                }
+            }
+        }
+        let probe = (n as usize * 3) % 4;
+        match dynaslice_host::get(
+            &faulty,
+            &table,
+            &key(layout, &format!("item{probe}")),
+            &reads,
+            &(),
+        )
+        .await
+        {
+            Ok(found) => match (found, stored.get(&probe)) {
+                (Some(f), Some(expected)) => assert!(
+                    same_item(&f.item, expected, &spilled()),
+                    "get {n} read a wrong version"
+                ),
+                (None, None) => {}
+                (f, e) => panic!(
+                    "get {n}: found {:?}, expected {:?}",
+                    f.is_some(),
+                    e.is_some()
+                ),
+            },
+            Err(e) => {
+                assert!(
+                    CLEAR_ERRORS.contains(&e.code()),
+                    "get {n}: unexpected {e} [{}]",
+                    e.code()
+                );
+                failed_gets += 1;
+            }
+        }
+    }
+    let counts = proxy.counts();
+    proxy.set_enabled(false);
+    // Nothing lost: every item reads as the last version that committed.
+    for (k, expected) in &stored {
+        let found = dynaslice_host::get(&direct, &table, expected, &GetOptions::default(), &())
+            .await
+            .expect("direct read")
+            .expect("stored");
+        assert!(
+            same_item(&found.item, expected, &spilled()),
+            "item{k} lost its last version"
+        );
+    }
+    // Orphans from failed writes are collected; live chunks stay.
+    dynaslice_host::gc(
+        &direct,
+        &table,
+        &GcOptions {
+            grace: Duration::ZERO,
+            dry_run: false,
+        },
+    )
+    .await
+    .expect("gc");
+    let after = dynaslice_host::gc(
+        &direct,
+        &table,
+        &GcOptions {
+            grace: Duration::ZERO,
+            dry_run: true,
+        },
+    )
+    .await
+    .expect("gc");
+    assert_eq!(
+        (after.chunks, after.deleted),
+        (after.referenced, 0),
+        "{after:?}"
+    );
+    (failed_puts, failed_gets, counts)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn thirty_percent_faults_with_default_retries_lose_nothing() {
+    for layout in [LayoutKind::ChunkTable, LayoutKind::ItemCollection] {
+        let (failed_puts, failed_gets, counts) = run(layout, RetryPolicy::default(), 24).await;
+        eprintln!("{layout:?}: {counts:?}");
+        // Every kind of fault was met, and retries carried every operation through.
+        for (kind, seen) in [
+            ("throttled", counts.throttled),
+            ("500 before", counts.internal_errors_before),
+            ("500 after", counts.internal_errors_after),
+            ("dropped before", counts.dropped_before),
+            ("dropped after", counts.dropped_after),
+            ("partial batches", counts.partial_batches),
+        ] {
+            assert!(seen > 0, "{kind}: never injected ({counts:?})");
+        }
+        assert_eq!(
+            (failed_puts, failed_gets),
+            (0, 0),
+            "10 attempts survive 30 % faults"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn operations_that_run_out_of_retries_fail_clearly_and_keep_the_old_version() {
+    let impatient = RetryPolicy {
+        max_attempts: 2,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(5),
+    };
+    let (failed_puts, failed_gets, _) = run(LayoutKind::ChunkTable, impatient, 24).await;
+    assert!(
+        failed_puts > 0 && failed_gets > 0,
+        "two attempts must sometimes fail ({failed_puts} puts, {failed_gets} gets)"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_partial_batches_still_converge() {
+    let direct = client();
+    let table = fresh_table(&direct, "partial", LayoutKind::ChunkTable).await;
+    let proxy = fault_proxy::start(upstream(), Faults { rate: 1.0, seed: 3 }).await;
+    proxy.set_kinds(&[FaultKind::PartialBatch]);
+    let faulty = local_client(&proxy.endpoint());
+    let item = version(LayoutKind::ChunkTable, 0, 2); // 6 MB of noise: batch mode
+    let options = PutOptions {
+        compression: CodecChoice::Fixed(Compression::new(Codec::None)),
+        batch_items: 25,
+        ..PutOptions::default()
+    };
+    let outcome = dynaslice_host::put(&faulty, &table, &item, &options, &())
+        .await
+        .expect("put converges");
+    assert_eq!(outcome.mode, "batch");
+    let fetched = dynaslice_host::get(&faulty, &table, &item, &GetOptions::default(), &())
+        .await
+        .expect("get")
+        .expect("found");
+    assert!(same_item(&fetched.item, &item, &spilled()));
+    assert!(proxy.counts().partial_batches >= 2, "{:?}", proxy.counts());
+}
