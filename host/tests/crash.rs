@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use dynaslice_core::{AttributeValue, Item};
 use dynaslice_host::{GcOptions, GetOptions, LayoutKind, TableConfig};
 
-use common::{fresh_table, key, noise, order_history, start_embedded_thread};
+use common::{endpoint, fresh_table, key, noise, order_history};
 
 const PUTS: u64 = 50;
 
@@ -34,8 +34,8 @@ fn stored_bytes(item: &Item) -> &[u8] {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn killed_puts_leave_old_or_new_never_partial() {
-    // A server outside the killed processes, as a real deployment has.
-    let endpoint = start_embedded_thread();
+    // The shared server lives outside the killed processes, as a real deployment's does.
+    let endpoint = endpoint().to_string();
     let client = dynaslice_host::local_client(&endpoint);
     let dir = std::env::temp_dir().join(format!("dynaslice-crash-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
