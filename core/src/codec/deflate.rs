@@ -170,3 +170,46 @@ impl DeflateStream {
         }
     }
 }
+
+/// Inflates up to `want` bytes from the start of a deflate, zlib or gzip
+/// `body` that may be cut short; stops early, without error, where the
+/// input ends.
+pub(super) fn inflate_prefix(
+    body: &[u8],
+    codec: Codec,
+    want: usize,
+) -> Result<Vec<u8>, CodecError> {
+    use miniz_oxide::inflate::stream::{InflateState, inflate as inflate_stream};
+    use miniz_oxide::{DataFormat, MZError, MZFlush, MZStatus};
+    let (input, format) = match codec {
+        Codec::Zlib => (body, DataFormat::Zlib),
+        Codec::Gzip => match gzip_body_start(body) {
+            Some(start) => (&body[start..], DataFormat::Raw),
+            None if body.len() < 10 => return Ok(Vec::new()),
+            None => return Err(CodecError::Corrupt { codec }),
+        },
+        _ => (body, DataFormat::Raw),
+    };
+    let mut state = InflateState::new_boxed(format);
+    let mut out = vec![0u8; want];
+    let (mut read, mut written) = (0, 0);
+    while written < want {
+        let result = inflate_stream(
+            &mut state,
+            &input[read..],
+            &mut out[written..],
+            MZFlush::None,
+        );
+        read += result.bytes_consumed;
+        written += result.bytes_written;
+        match result.status {
+            Ok(MZStatus::StreamEnd) => break,
+            Ok(_) if result.bytes_consumed + result.bytes_written > 0 => {}
+            // No progress, or the input ran out: this is all it holds.
+            Ok(_) | Err(MZError::Buf) => break,
+            Err(_) => return Err(CodecError::Corrupt { codec }),
+        }
+    }
+    out.truncate(written);
+    Ok(out)
+}

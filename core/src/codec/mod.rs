@@ -10,6 +10,7 @@ mod auto;
 #[cfg(feature = "deflate")]
 mod deflate;
 mod error;
+mod prefix;
 #[cfg(feature = "snappy")]
 mod snappy;
 #[cfg(feature = "zstd")]
@@ -23,6 +24,7 @@ pub(crate) use auto::{choose_for_sample, sample_of};
 #[cfg(feature = "deflate")]
 pub(crate) use deflate::DeflateStream;
 pub use error::CodecError;
+pub use prefix::decompress_prefix;
 
 use crate::digest::digest;
 

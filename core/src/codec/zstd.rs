@@ -57,3 +57,27 @@ pub(super) fn decompress(body: &[u8], raw_len: usize) -> Result<Vec<u8>, CodecEr
     }
     Ok(out)
 }
+
+/// Decodes up to `want` bytes from the start of a zstd `body` that may be
+/// cut short; stops, without error, where the input ends or fails.
+pub(super) fn decompress_prefix(body: &[u8], raw_len: u64, want: usize) -> Vec<u8> {
+    let mut source = body;
+    let Ok(mut decoder) =
+        StreamingDecoder::new_with_max_window_size(&mut source, raw_len.max(MIN_WINDOW_LIMIT))
+    else {
+        return Vec::new();
+    };
+    let mut out = vec![0u8; want];
+    let mut filled = 0;
+    while filled < want {
+        // Small reads: the decoder returns what it has decoded so far instead
+        // of failing the whole read at a block cut short.
+        let end = want.min(filled + (16 << 10));
+        match decoder.read(&mut out[filled..end]) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => filled += n,
+        }
+    }
+    out.truncate(filled);
+    out
+}

@@ -1,0 +1,86 @@
+//! Decoding the start of a frame from its first bytes (previews).
+
+mod common;
+
+use dynaslice_core::codec::{Codec, Compression, compress, decompress_prefix};
+use proptest::prelude::*;
+
+const CODECS: [Codec; 6] = [
+    Codec::None,
+    Codec::Deflate,
+    Codec::Zlib,
+    Codec::Gzip,
+    Codec::Snappy,
+    Codec::Zstd,
+];
+
+#[test]
+fn prefixes_decode_to_prefixes_and_grow_with_the_input() {
+    let raw = common::generate::bulk(11, 300_000, true);
+    for codec in CODECS {
+        let frame = compress(&raw, Compression::new(codec)).unwrap();
+        let mut last = 0;
+        for cut in [
+            13,
+            14,
+            100,
+            1_000,
+            10_000,
+            frame.len() / 2,
+            frame.len() - 8,
+            frame.len(),
+        ] {
+            let out = decompress_prefix(&frame[..cut], false, raw.len()).unwrap();
+            assert_eq!(
+                out[..],
+                raw[..out.len()],
+                "{codec:?} cut {cut}: not a prefix of the raw bytes"
+            );
+            assert!(out.len() >= last, "{codec:?} cut {cut}: shrank");
+            last = out.len();
+        }
+        // Raw snappy decodes only whole; ruzstd releases bytes only beyond
+        // its window (the whole frame, for one this small).
+        if ![Codec::Snappy, Codec::Zstd].contains(&codec) {
+            assert!(
+                decompress_prefix(&frame[..frame.len() / 2], false, raw.len())
+                    .unwrap()
+                    .len()
+                    > 1000,
+                "{codec:?}: half a frame decodes to something"
+            );
+        }
+        for want in [0, 1, 4096, raw.len(), raw.len() + 10] {
+            let out = decompress_prefix(&frame, true, want).unwrap();
+            assert_eq!(
+                out,
+                raw[..want.min(raw.len())],
+                "{codec:?} whole frame, want {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_damaged_deflate_stream_is_corrupt_not_short() {
+    let raw = common::generate::bulk(12, 100_000, true);
+    let mut frame = compress(&raw, Compression::new(Codec::Deflate)).unwrap();
+    frame[13] = 0xff; // an invalid block type in the first byte of the stream
+    let error = decompress_prefix(&frame, true, raw.len()).unwrap_err();
+    assert_eq!(error.code(), "CODEC_CORRUPT");
+}
+
+proptest! {
+    #[test]
+    fn hostile_frames_never_panic_or_overallocate(body in proptest::collection::vec(any::<u8>(), 0..2000), codec in 0u8..6, want in 0usize..100_000) {
+        let mut frame = b"DSZ\x01".to_vec();
+        frame.push(codec);
+        frame.extend_from_slice(&u64::MAX.to_le_bytes());
+        frame.extend_from_slice(&body);
+        for complete in [false, true] {
+            if let Ok(out) = decompress_prefix(&frame, complete, want) {
+                prop_assert!(out.len() <= want);
+            }
+        }
+    }
+}
