@@ -84,3 +84,33 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_single_blob_is_located_from_the_first_bytes() {
+    use dynaslice_core::AttributeValue;
+    use dynaslice_core::encoding::{binary_attribute_prefix, encode_attributes, single_blob_span};
+
+    let prefix = binary_attribute_prefix("data", 300);
+    let span = single_blob_span(&prefix).expect("a binary attribute");
+    assert_eq!(
+        (span.name.as_str(), span.string, span.start, span.len),
+        ("data", false, prefix.len(), 300)
+    );
+
+    let doc = AttributeValue::S("é".repeat(200));
+    let stream = encode_attributes([("doc", &doc)].into_iter()).to_vec();
+    let span = single_blob_span(&stream[..20]).expect("a string attribute, from 20 bytes");
+    assert_eq!((span.string, span.len), (true, 400));
+    assert_eq!(&stream[span.start..], "é".repeat(200).as_bytes());
+
+    let number = AttributeValue::N("1".into());
+    let two = encode_attributes([("a", &doc), ("b", &number)].into_iter()).to_vec();
+    assert_eq!(single_blob_span(&two), None, "two attributes");
+    let one_number = encode_attributes([("b", &number)].into_iter()).to_vec();
+    assert_eq!(
+        single_blob_span(&one_number),
+        None,
+        "not a string or binary"
+    );
+    assert_eq!(single_blob_span(&prefix[..6]), None, "too short to tell");
+}

@@ -163,6 +163,49 @@ fn insert_unique(
     }
 }
 
+/// The one string or binary attribute a value stream holds (a stored file
+/// or document), located from the stream's first bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlobSpan {
+    /// The attribute's name.
+    pub name: String,
+    /// A string (`S`) rather than binary (`B`).
+    pub string: bool,
+    /// Offset of its first byte in the stream.
+    pub start: usize,
+    /// Its length in bytes.
+    pub len: u64,
+}
+
+/// Locates the value of a stream's only attribute, when the stream holds
+/// exactly one attribute and it is a string or a binary. `prefix` may be
+/// just the start of the stream; `None` when it holds something else or is
+/// too short to tell.
+pub fn single_blob_span(prefix: &[u8]) -> Option<BlobSpan> {
+    let mut reader = Reader {
+        input: MultiSlice::new([prefix]),
+    };
+    let mut magic = Vec::with_capacity(4);
+    reader.take(STREAM_MAGIC.len(), &mut magic).ok()?;
+    if magic != STREAM_MAGIC || reader.u8().ok()? != STREAM_VERSION || reader.varint().ok()? != 1 {
+        return None;
+    }
+    let name = reader.string().ok()?;
+    let string = match reader.u8().ok()? {
+        tag::S => true,
+        tag::B => false,
+        _ => return None,
+    };
+    // The value's length is read as is: its bytes may lie beyond the prefix.
+    let len = reader.varint().ok()?;
+    Some(BlobSpan {
+        name,
+        string,
+        start: reader.input.position(),
+        len,
+    })
+}
+
 struct Reader<'a> {
     input: MultiSlice<'a>,
 }

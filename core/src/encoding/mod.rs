@@ -6,7 +6,9 @@ mod decode;
 mod encode;
 mod multislice;
 
-pub use decode::{DecodeError, decode_attributes, decode_attributes_from};
+pub use decode::{
+    BlobSpan, DecodeError, decode_attributes, decode_attributes_from, single_blob_span,
+};
 pub use encode::{EncodedStream, binary_attribute_prefix, encode_attributes};
 pub use multislice::MultiSlice;
 
