@@ -1,0 +1,283 @@
+//! Previews: a byte range of a stored item's content, reading only the
+//! chunks that hold it (the first chunks, for compressed payloads), each
+//! checked against its own digest.
+//!
+//! The content is the value of the item's one string or binary attribute
+//! when that is what was stored (a file or a document), else the item's
+//! encoded value stream.
+
+use std::ops::Range;
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::codec::{Codec, FRAME_HEADER_BYTES, decompress_prefix};
+use dynaslice_core::digest::chunk_digest;
+use dynaslice_core::encoding::single_blob_span;
+use dynaslice_core::layout::chunk_key;
+use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE};
+use dynaslice_core::plan::{BatchGet, PlanError, parent_get, plan_read};
+use dynaslice_core::{
+    AttributeValue, Item, Manifest, ReassembleError, ReassembleOptions, reassemble,
+};
+
+use crate::error::HostError;
+use crate::get::{GetOptions, check_key};
+use crate::send::Sender;
+use crate::table::TableConfig;
+
+/// Chunks fetched per round while decoding a compressed payload's start.
+const CHUNKS_PER_ROUND: u32 = 2;
+
+/// Part of a stored item's content.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Preview {
+    /// The manifest, when the item was split.
+    pub manifest: Option<Manifest>,
+    /// The attribute the content is the value of (`None`: the encoded
+    /// value stream of a split item, or the DynamoDB JSON of a plain one).
+    pub attribute: Option<String>,
+    /// The content's whole length.
+    pub total: u64,
+    /// Where `bytes` starts in the content.
+    pub offset: u64,
+    /// The bytes asked for (fewer at the end of the content).
+    pub bytes: Vec<u8>,
+    /// Chunk items read.
+    pub chunks_read: u32,
+}
+
+/// Bytes `range` of the content of the item with `key`; `None` when there is
+/// no such item. Reads only the chunks the range needs.
+pub async fn preview(
+    client: &Client,
+    table: &TableConfig,
+    key: &Item,
+    range: Range<u64>,
+    options: &GetOptions,
+) -> Result<Option<Preview>, HostError> {
+    let key = check_key(table, key)?;
+    let sender = Sender::new(client, options.retry, options.concurrency);
+    let target = table.target();
+    let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
+        return Ok(None);
+    };
+    let plan = plan_read(&parent, &target, true)?;
+    let manifest = match plan.manifest {
+        Some(m) if m.inline.is_none() => m,
+        manifest => {
+            // Plain or inline: small, read whole.
+            let options = ReassembleOptions::new(&table.key, &table.layout);
+            let item = reassemble(&parent, &[], &options)?;
+            return Ok(Some(whole_item_preview(table, &item, manifest, range)));
+        }
+    };
+    let mut reader = ChunkReader {
+        sender: &sender,
+        table,
+        parent: &parent,
+        manifest: &manifest,
+        frame: Vec::new(),
+        next: 0,
+    };
+    if manifest.codec == Codec::None {
+        return Ok(Some(stored_range(&mut reader, range).await?));
+    }
+    let last_chunk = manifest.chunk_count.saturating_sub(1);
+    let raw = loop {
+        if reader.frame.len() < FRAME_HEADER_BYTES || !reader.complete() && reader.next == 0 {
+            let through = (CHUNKS_PER_ROUND - 1).min(last_chunk);
+            reader.frame = reader.read(0, through).await?;
+            reader.next = through + 1;
+        }
+        let complete = reader.complete();
+        let want = usize::try_from(range.end.saturating_add(4096)).unwrap_or(usize::MAX);
+        let raw = decompress_prefix(&reader.frame, complete, want)?;
+        let enough = single_blob_span(&raw).map_or(range.end, |s| s.start as u64 + range.end);
+        if complete || raw.len() as u64 >= enough.min(manifest.raw_len) {
+            break raw;
+        }
+        let through = (reader.next + CHUNKS_PER_ROUND - 1).min(last_chunk);
+        let bytes = reader.read(reader.next, through).await?;
+        reader.frame.extend_from_slice(&bytes);
+        reader.next = through + 1;
+    };
+    let (attribute, start, total) = match single_blob_span(&raw) {
+        Some(span) => (Some(span.name), span.start as u64, span.len),
+        None => (None, 0, manifest.raw_len),
+    };
+    let from = (start + range.start.min(total)) as usize;
+    let to = ((start + range.end.min(total)) as usize).min(raw.len());
+    Ok(Some(Preview {
+        bytes: raw.get(from..to).unwrap_or_default().to_vec(),
+        offset: range.start.min(total),
+        total,
+        attribute,
+        chunks_read: reader.next,
+        manifest: Some(manifest),
+    }))
+}
+
+/// A range of an uncompressed payload: chunk 0 for the stream's head, then
+/// exactly the chunks holding the range.
+async fn stored_range(
+    reader: &mut ChunkReader<'_>,
+    range: Range<u64>,
+) -> Result<Preview, HostError> {
+    let manifest = reader.manifest;
+    let first_chunk = reader.read(0, 0).await?;
+    let head = decompress_prefix(&first_chunk, manifest.chunk_count == 1, 1024)?;
+    let span = single_blob_span(&head);
+    let (start, total) = span
+        .as_ref()
+        .map_or((0, manifest.raw_len), |s| (s.start as u64, s.len));
+    let header = FRAME_HEADER_BYTES as u64 + start;
+    let (from, to) = (
+        range.start.min(total),
+        range.end.min(total).max(range.start.min(total)),
+    );
+    let chunk_bytes = u64::from(manifest.chunk_bytes.max(1));
+    let last_chunk = manifest.chunk_count.saturating_sub(1);
+    let seq_of = |offset: u64| {
+        u32::try_from(offset / chunk_bytes)
+            .unwrap_or(u32::MAX)
+            .min(last_chunk)
+    };
+    let (first, last) = (
+        seq_of(header + from),
+        seq_of((header + to).saturating_sub(1)),
+    );
+    let mut bytes = match first {
+        0 if last == 0 => first_chunk,
+        0 => [first_chunk, reader.read(1, last).await?].concat(),
+        _ => reader.read(first, last).await?,
+    };
+    let base = u64::from(first) * chunk_bytes;
+    let cut = |offset: u64| {
+        usize::try_from(offset.saturating_sub(base))
+            .unwrap_or(usize::MAX)
+            .min(bytes.len())
+    };
+    let (a, b) = (cut(header + from), cut(header + to));
+    bytes.truncate(b);
+    bytes.drain(..a);
+    Ok(Preview {
+        manifest: Some(manifest.clone()),
+        attribute: span.map(|s| s.name),
+        total,
+        offset: from,
+        bytes,
+        chunks_read: if first == 0 {
+            1 + last
+        } else {
+            2 + last - first
+        },
+    })
+}
+
+/// The preview of an item that is not split or whose payload is inline.
+fn whole_item_preview(
+    table: &TableConfig,
+    item: &Item,
+    manifest: Option<Manifest>,
+    range: Range<u64>,
+) -> Preview {
+    let mut values = item.iter().filter(|(name, _)| !table.key.is_key(name));
+    let single = match (values.next(), values.next()) {
+        (Some((name, AttributeValue::B(bytes))), None) => Some((name.clone(), bytes.clone())),
+        (Some((name, AttributeValue::S(text))), None) => {
+            Some((name.clone(), text.clone().into_bytes()))
+        }
+        _ => None,
+    };
+    let (attribute, content) = match single {
+        Some((name, bytes)) => (Some(name), bytes),
+        None => (
+            None,
+            crate::json::item_to_json(item).to_string().into_bytes(),
+        ),
+    };
+    let total = content.len() as u64;
+    let from = range.start.min(total) as usize;
+    let to = range.end.min(total).max(from as u64) as usize;
+    Preview {
+        manifest,
+        attribute,
+        total,
+        offset: from as u64,
+        bytes: content[from..to].to_vec(),
+        chunks_read: 0,
+    }
+}
+
+/// Reads chunks in order, checking each, appending their bytes to `frame`.
+struct ChunkReader<'a> {
+    sender: &'a Sender<'a>,
+    table: &'a TableConfig,
+    parent: &'a Item,
+    manifest: &'a Manifest,
+    frame: Vec<u8>,
+    next: u32,
+}
+
+impl ChunkReader<'_> {
+    fn complete(&self) -> bool {
+        self.next >= self.manifest.chunk_count
+    }
+
+    /// Reads chunks `first..=last`, checked, and returns their bytes in order.
+    async fn read(&self, first: u32, last: u32) -> Result<Vec<u8>, HostError> {
+        let seqs: Vec<u32> = (first..=last).collect();
+        let keys = seqs
+            .iter()
+            .map(|&seq| {
+                chunk_key(
+                    &self.table.key,
+                    &self.table.layout,
+                    self.parent,
+                    self.manifest.version,
+                    seq,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(PlanError::from)?;
+        let get = BatchGet {
+            table: self.table.chunk_table.clone(),
+            keys: keys.clone(),
+            consistent: true,
+            expected_bytes: 0,
+        };
+        let mut found = self.sender.batch_get(get, &()).await?;
+        let version = self.manifest.version.to_text();
+        let mut bytes = Vec::new();
+        for (&seq, key) in seqs.iter().zip(&keys) {
+            let position = found
+                .iter()
+                .position(|chunk| {
+                    key.iter()
+                        .all(|(name, value)| chunk.get(name) == Some(value))
+                })
+                .ok_or(ReassembleError::ChunkMissing {
+                    seq,
+                    count: self.manifest.chunk_count,
+                })?;
+            let chunk = found.swap_remove(position);
+            let data = match chunk.get(CHUNK_DATA_ATTRIBUTE) {
+                Some(AttributeValue::B(data)) => data,
+                _ => return Err(ReassembleError::ChunkDigestMismatch { seq }.into()),
+            };
+            let recorded = match chunk.get(CHUNK_DIGEST_ATTRIBUTE) {
+                Some(AttributeValue::B(d)) if d.len() == 8 => {
+                    u64::from_be_bytes(d[..].try_into().unwrap_or_default())
+                }
+                _ => return Err(ReassembleError::ChunkDigestMismatch { seq }.into()),
+            };
+            if data.len() as u64 != self.manifest.chunk_len(seq)
+                || chunk_digest(data, &version, seq) != recorded
+            {
+                return Err(ReassembleError::ChunkDigestMismatch { seq }.into());
+            }
+            bytes.extend_from_slice(data);
+        }
+        Ok(bytes)
+    }
+}
