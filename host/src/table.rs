@@ -16,10 +16,10 @@ use crate::retry::RetryPolicy;
 /// The partition key attribute of a chunk table.
 pub const CHUNK_KEY_NAME: &str = "pk";
 
-/// The chunk table of `table` under the chunk-table layout: `<table>.chunks`
-/// (`.` is legal in table names and absent from most naming schemes).
+/// The chunk table of `table` under the chunk-table layout: `<table>_chunks`
+/// (the npm package's default too).
 pub fn chunk_table_name(table: &str) -> String {
-    format!("{table}.chunks")
+    format!("{table}_chunks")
 }
 
 /// A table able to hold virtual items: its key schema and where chunks go.
@@ -38,7 +38,7 @@ pub struct TableConfig {
 /// Which layout to create or use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum LayoutKind {
-    /// Chunks in `<table>.chunks`, keyed by a string `pk`.
+    /// Chunks in `<table>_chunks`, keyed by a string `pk`.
     #[default]
     ChunkTable,
     /// Chunks in the parent's item collection (needs a string sort key).
@@ -46,7 +46,7 @@ pub enum LayoutKind {
 }
 
 impl TableConfig {
-    /// A table whose chunks live in `<table>.chunks`.
+    /// A table whose chunks live in `<table>_chunks`.
     pub fn chunk_table(table: &str, key: KeySchema) -> Self {
         Self {
             table: table.to_string(),
@@ -87,7 +87,7 @@ impl TableConfig {
     }
 
     /// Reads `table`'s key schema from the server and picks its layout:
-    /// the chunk table when `<table>.chunks` exists, else the item
+    /// the chunk table when `<table>_chunks` exists, else the item
     /// collection when the sort key is a string.
     pub async fn discover(client: &Client, table: &str) -> Result<Self, HostError> {
         let key = describe_key(client, table)

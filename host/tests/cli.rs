@@ -89,7 +89,7 @@ fn every_command_against_a_server() {
         "id",
         "--json",
     ]);
-    assert_eq!(json(&created)["chunkTable"], format!("{table}.chunks"));
+    assert_eq!(json(&created)["chunkTable"], format!("{table}_chunks"));
 
     let file = dir.join("photo.bin");
     let bytes = common::noise(3, 3_000_000);

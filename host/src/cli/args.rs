@@ -224,7 +224,7 @@ pub struct CreateArgs {
     /// The sort key, name or name:S|N|B.
     #[arg(long)]
     pub sort_key: Option<String>,
-    /// Where chunks go: a chunk table <table>.chunks, or the item's own collection.
+    /// Where chunks go: a chunk table <table>_chunks, or the item's own collection.
     #[arg(long, value_enum, default_value_t = LayoutArg::Table)]
     pub layout: LayoutArg,
     #[command(flatten)]
@@ -234,7 +234,7 @@ pub struct CreateArgs {
 /// Layouts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LayoutArg {
-    /// Chunks in <table>.chunks.
+    /// Chunks in <table>_chunks.
     Table,
     /// Chunks beside the item (needs a string sort key).
     Collection,
