@@ -45,6 +45,7 @@ mod retry;
 mod scan;
 mod sdk_value;
 mod send;
+pub mod serve;
 mod stream;
 mod table;
 

@@ -68,6 +68,32 @@ pub enum Command {
     /// Manage tables.
     #[command(subcommand)]
     Tables(TablesCommand),
+    /// Serve the web page and its HTTP API (docs/API.md).
+    Serve(ServeArgs),
+}
+
+/// What `serve` takes.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free one).
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    pub listen: std::net::SocketAddr,
+    /// A table the API may use (repeatable); created, keyed by a string pk,
+    /// if missing.
+    #[arg(long = "table", short, default_value = "dynaslice-demo")]
+    pub tables: Vec<String>,
+    /// Only partition keys starting with this are accepted.
+    #[arg(long)]
+    pub key_prefix: Option<String>,
+    /// The largest item accepted, in bytes.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub max_item_bytes: usize,
+    /// The web page's folder.
+    #[arg(long, default_value = "www")]
+    pub www: PathBuf,
+    /// The npm package's folder (served at /pkg/dynaslice/).
+    #[arg(long, default_value = "wasm")]
+    pub pkg: PathBuf,
 }
 
 /// `--json` as a shorthand for `--output json`.

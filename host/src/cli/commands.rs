@@ -16,7 +16,8 @@ use dynaslice_host::{
 use serde_json::json;
 
 use super::args::{
-    CodecArg, CreateArgs, GcArgs, GetArgs, KeyArgs, LayoutArg, ModeArg, PutArgs, TableArgs,
+    CodecArg, CreateArgs, GcArgs, GetArgs, KeyArgs, LayoutArg, ModeArg, PutArgs, ServeArgs,
+    TableArgs,
 };
 use super::output::{Bar, manifest_json, manifest_text, print_json, size};
 
@@ -417,5 +418,68 @@ pub async fn create(client: &Client, args: &CreateArgs, json: bool) -> Result<Ex
             table.layout.name()
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn serve(client: &Client, args: &ServeArgs) -> Result<ExitCode, HostError> {
+    if args.listen.ip().is_unspecified() || !args.listen.ip().is_loopback() {
+        eprintln!(
+            "dynaslice: warning: listening on {}, not only this machine",
+            args.listen.ip()
+        );
+    }
+    let mut tables = std::collections::BTreeMap::new();
+    for name in &args.tables {
+        let table = match TableConfig::discover(client, name).await {
+            Ok(table) => table,
+            Err(e) if e.code() == "TABLE_NOT_FOUND" => {
+                let table = TableConfig::new(
+                    name,
+                    KeySchema::partition("pk", KeyType::S),
+                    LayoutKind::ChunkTable,
+                );
+                create_tables(client, &table).await?;
+                eprintln!("created table {name} (chunks in {})", table.chunk_table);
+                table
+            }
+            Err(e) => return Err(e),
+        };
+        tables.insert(name.to_string(), table);
+    }
+    for (what, dir) in [("--www", &args.www), ("--pkg", &args.pkg)] {
+        if !dir.is_dir() {
+            return Err(HostError::Input(format!(
+                "{what} {} is not a folder (run from the repository root)",
+                dir.display()
+            )));
+        }
+    }
+    let config = dynaslice_host::serve::ServeConfig {
+        tables,
+        key_prefix: args.key_prefix.clone(),
+        max_item_bytes: args.max_item_bytes,
+        www: args.www.clone(),
+        pkg: args.pkg.clone(),
+    };
+    let shutdown = async {
+        let mut term =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+        }
+    };
+    dynaslice_host::serve::serve(
+        client.clone(),
+        config,
+        args.listen,
+        |addr| {
+            use std::io::Write;
+            println!("dynaslice serving http://{addr}/");
+            let _ = std::io::stdout().flush();
+        },
+        shutdown,
+    )
+    .await?;
     Ok(ExitCode::SUCCESS)
 }

@@ -20,6 +20,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Ls(a) => a.json.json,
         Command::Gc(a) => a.table.json.json,
         Command::Tables(TablesCommand::Create(a)) => a.json.json,
+        Command::Serve(_) => false,
     };
     flag || cli.output == args::Output::Json
 }
@@ -64,6 +65,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
         Command::Inspect(a) => commands::inspect(client, a, json).await,
         Command::Gc(a) => commands::gc(client, a, json).await,
         Command::Tables(TablesCommand::Create(a)) => commands::create(client, a, json).await,
+        Command::Serve(a) => commands::serve(client, a).await,
     };
     if let Some(store) = connection.store {
         store.stop().await?;
