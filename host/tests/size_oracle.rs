@@ -10,7 +10,7 @@ mod common;
 mod core_common;
 
 use aws_sdk_dynamodb::Client;
-use dynaslice_core::{AttributeValue, Item, MAX_ITEM_BYTES, item_size, value_size};
+use dynaslice_core::{AttributeValue, Item, KeyType, MAX_ITEM_BYTES, item_size, value_size};
 use dynaslice_host::item_to_sdk;
 use futures::StreamExt;
 use proptest::strategy::{Strategy, ValueTree};
@@ -21,13 +21,16 @@ use common::{ServerKind, client, server_kind, table_name};
 /// How many generated items (each written twice: exact and one byte over).
 const GENERATED: usize = 2_000;
 
+/// The attribute that pads an item to a size.
+const PAD: &str = "zz_oracle_pad";
+
 /// `item` with a `pad` string making it exactly `size` bytes by core's count.
 fn padded(item: &Item, size: usize) -> Option<Item> {
     let mut item = item.clone();
-    item.remove("pad");
-    let base = item_size(&item) + "pad".len();
+    item.remove(PAD);
+    let base = item_size(&item) + PAD.len();
     let fill = size.checked_sub(base)?;
-    item.insert("pad".into(), AttributeValue::S("p".repeat(fill)));
+    item.insert(PAD.into(), AttributeValue::S("p".repeat(fill)));
     debug_assert_eq!(item_size(&item), size);
     Some(item)
 }
@@ -127,11 +130,11 @@ async fn check(client: &Client, table: &str, cases: Vec<(String, Item)>) -> Vec<
         .await
 }
 
-async fn oracle_table(client: &Client) -> String {
+async fn oracle_table(client: &Client, key_type: dynaslice_core::KeyType) -> String {
     let table = table_name("oracle");
     let config = dynaslice_host::TableConfig::chunk_table(
         &table,
-        dynaslice_core::KeySchema::partition("pk", dynaslice_core::KeyType::S),
+        dynaslice_core::KeySchema::partition("pk", key_type),
     );
     dynaslice_host::create_tables(client, &config)
         .await
@@ -142,9 +145,12 @@ async fn oracle_table(client: &Client) -> String {
 #[tokio::test(flavor = "multi_thread")]
 async fn every_size_vector_is_exact_on_the_server() {
     let client = client();
-    let table = oracle_table(&client).await;
+    let (strings, binaries) = (
+        oracle_table(&client, KeyType::S).await,
+        oracle_table(&client, KeyType::B).await,
+    );
     let vectors = core_common::load_vectors("sizes.json", "dynaslice-size-vectors/1");
-    let mut cases = Vec::new();
+    let (mut cases, mut binary_keyed) = (Vec::new(), Vec::new());
     for (i, case) in vectors["items"]
         .as_array()
         .expect("items")
@@ -152,11 +158,16 @@ async fn every_size_vector_is_exact_on_the_server() {
         .enumerate()
     {
         let mut item = core_common::item(&case["item"]);
-        if item.contains_key("pad") || item.contains_key("pk") {
-            continue; // shaped around its own key or pad: covered by the numbers and generated cases
+        let name = case["name"].as_str().unwrap_or("?").to_string();
+        // Vectors about keys bring their own `pk`; the rest get one.
+        match item.get("pk") {
+            Some(AttributeValue::B(_)) => binary_keyed.push((name, item)),
+            Some(_) => cases.push((name, item)),
+            None => {
+                item.insert("pk".into(), AttributeValue::S(format!("item-{i}")));
+                cases.push((name, item));
+            }
         }
-        item.insert("pk".into(), AttributeValue::S(format!("item-{i}")));
-        cases.push((case["name"].as_str().unwrap_or("?").to_string(), item));
     }
     for (i, case) in vectors["numbers"]
         .as_array()
@@ -170,9 +181,10 @@ async fn every_size_vector_is_exact_on_the_server() {
         item.insert("n".into(), AttributeValue::N(text.into()));
         cases.push((format!("number {text}"), item));
     }
-    let total = cases.len();
-    assert!(total >= 100, "only {total} vectors found");
-    let failures = check(&client, &table, cases).await;
+    let total = cases.len() + binary_keyed.len();
+    assert_eq!(total, 73 + 61, "every item and number vector is checked");
+    let mut failures = check(&client, &strings, cases).await;
+    failures.extend(check(&client, &binaries, binary_keyed).await);
     assert!(
         failures.is_empty(),
         "{} of {total} vectors disagree with the server:\n{}",
@@ -184,7 +196,7 @@ async fn every_size_vector_is_exact_on_the_server() {
 #[tokio::test(flavor = "multi_thread")]
 async fn thousands_of_generated_items_are_exact_on_the_server() {
     let client = client();
-    let table = oracle_table(&client).await;
+    let table = oracle_table(&client, KeyType::S).await;
     let mut runner = TestRunner::new(Config {
         rng_seed: proptest::test_runner::RngSeed::Fixed(409_600),
         ..Config::default()
@@ -198,7 +210,7 @@ async fn thousands_of_generated_items_are_exact_on_the_server() {
         .map(|i| {
             let mut item: Item = strategy.new_tree(&mut runner).expect("generated").current();
             item.remove("pk");
-            item.remove("pad");
+            item.remove(PAD);
             item.insert("pk".into(), AttributeValue::S(format!("gen-{i}-ключ")));
             (format!("generated #{i}: {item:?}"), item)
         })
