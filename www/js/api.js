@@ -1,0 +1,106 @@
+// The calls of `dynaslice serve`'s HTTP API (docs/API.md), each failing with
+// a ServerError (the server's code) or a NetworkError, never a raw response.
+
+import { NetworkError, ServerError } from './errors.js';
+
+/** The `key` query parameter: the key attributes in DynamoDB JSON. */
+function query(table, key, extra = {}) {
+  const params = new URLSearchParams({ table, key: JSON.stringify(key), ...extra });
+  return params.toString();
+}
+
+/** The error a failed response carries (JSON `{ error: { code, message } }` or not). */
+async function failure(response) {
+  let code = `HTTP_${response.status}`;
+  let message = response.statusText;
+  try {
+    const body = await response.json();
+    if (body?.error?.code) ({ code, message } = body.error);
+  } catch {
+    // Not JSON (a proxy's page, an empty body): the status says enough.
+  }
+  return new ServerError(response.status, code, message);
+}
+
+async function call(path, init) {
+  let response;
+  try {
+    response = await fetch(path, { cache: 'no-store', ...init });
+  } catch (error) {
+    throw new NetworkError(error?.message);
+  }
+  if (!response.ok) throw await failure(response);
+  return response;
+}
+
+/** `GET /api/config`: allowed tables, key prefix, size limits. */
+export async function getConfig() {
+  return (await call('/api/config')).json();
+}
+
+/** `GET /api/items`: the stored items of `table` (chunks not listed). */
+export async function listItems(table) {
+  return (await (await call(`/api/items?${new URLSearchParams({ table })}`)).json()).items;
+}
+
+/** `GET /api/item` with `attribute`: the raw bytes of one string or binary attribute. */
+export async function getAttributeBytes(table, key, attribute) {
+  const response = await call(`/api/item?${query(table, key, { attribute })}`);
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+/** `GET /api/item`: the whole item, reassembled by the server (DynamoDB JSON, binaries in base64). */
+export async function getItem(table, key) {
+  return (await call(`/api/item?${query(table, key)}`)).json();
+}
+
+/** `GET /api/preview`: bytes `start..end` of the item's content, and what the headers say. */
+export async function preview(table, key, start, end) {
+  const response = await call(`/api/preview?${query(table, key, { start: String(start), end: String(end) })}`);
+  return {
+    bytes: new Uint8Array(await response.arrayBuffer()),
+    total: Number(response.headers.get('x-dynaslice-total')),
+    attribute: response.headers.get('x-dynaslice-attribute'),
+    chunksRead: Number(response.headers.get('x-dynaslice-chunks-read')),
+  };
+}
+
+/** `GET /api/inspect`: parent, manifest, chunk keys and sizes, RCU and WCU. */
+export async function inspect(table, key) {
+  return (await call(`/api/inspect?${query(table, key)}`)).json();
+}
+
+/** `DELETE /api/item`: the parent, then its chunks. */
+export async function deleteItem(table, key) {
+  return (await call(`/api/item?${query(table, key)}`, { method: 'DELETE' })).json();
+}
+
+/**
+ * `POST /api/upload` with XMLHttpRequest, whose `upload.onprogress` reports
+ * the bytes sent (fetch cannot). Returns `{ done, abort }`: `done` resolves
+ * to the server's answer.
+ * @param {string} table
+ * @param {Blob} body
+ * @param {(sent: number, total: number) => void} onProgress
+ */
+export function upload(table, body, onProgress) {
+  const xhr = new XMLHttpRequest();
+  const done = new Promise((resolve, reject) => {
+    xhr.open('POST', `/api/upload?${new URLSearchParams({ table })}`);
+    xhr.setRequestHeader('content-type', 'application/octet-stream');
+    xhr.responseType = 'json';
+    xhr.upload.onprogress = (event) => onProgress(event.loaded, event.lengthComputable ? event.total : body.size);
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) {
+        resolve(xhr.response);
+        return;
+      }
+      const error = xhr.response?.error;
+      reject(new ServerError(xhr.status, error?.code ?? `HTTP_${xhr.status}`, error?.message ?? xhr.statusText));
+    };
+    xhr.onerror = () => reject(new NetworkError('upload failed'));
+    xhr.onabort = () => reject(Object.assign(new Error('upload cancelled'), { code: 'UPLOAD_CANCELLED' }));
+    xhr.send(body);
+  });
+  return { done, abort: () => xhr.abort() };
+}
