@@ -1,0 +1,161 @@
+// The trust boundary: uploads built with the npm package's `split` in Node,
+// then tampered with, posted straight to `POST /api/upload`. Each is refused
+// with its error code, and the table is exactly as before (an item already
+// stored under the same key included). A good upload succeeds, as a control.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { split } from 'dynaslice';
+import { orderHistory } from '../../www/js/sample.js';
+import { uploadBody } from '../../www/js/wire.js';
+import { keyParam, listedItems, startServer } from './support/server.mjs';
+import { chunkData, encodeUpload, postUpload, rawUpload } from './support/upload.mjs';
+
+const MB = 1 << 20;
+const PREFIX = 'scope-';
+const MAX_ITEM_BYTES = 4_000_000;
+const TABLE = 'dynaslice-demo';
+
+test('tampered uploads are refused with their codes and change nothing', async (t) => {
+  const server = await startServer(['--key-prefix', PREFIX, '--max-item-bytes', String(MAX_ITEM_BYTES)]);
+  const observed = [];
+  try {
+    const config = await (await fetch(`${server.url}/api/config`)).json();
+    assert.equal(config.keyPrefix, PREFIX);
+    assert.equal(config.maxItemBytes, MAX_ITEM_BYTES);
+    const table = config.tables.find((x) => x.name === TABLE);
+    const options = { table: table.name, key: table.key, layout: table.layout, chunkTable: table.chunkTable };
+    const orderItem = (pk, bytes) => ({ pk: { S: pk }, body: { S: orderHistory(bytes) } });
+
+    // An item already stored: every tampered overwrite of it must leave it as it is.
+    const existing = orderItem(`${PREFIX}existing`, MB);
+    const first = split(existing, { ...options, codec: 'none' });
+    const stored = await postUpload(server.url, TABLE, uploadBody(first.parent, first.chunks));
+    assert.equal(stored.status, 200, JSON.stringify(stored.body));
+    const baseline = await listedItems(server.url);
+    assert.equal(baseline.length, 1);
+
+    /**
+     * Posts `body`, expects `status` and `code`, and the table unchanged.
+     * `early`: the server refuses before reading the body (from the query or
+     * the declared length); the headers go first and the body only if no
+     * answer came, since an answer sent while the client is still sending
+     * can be lost to the connection's reset.
+     */
+    async function refused(name, table, body, status, code, { early = false } = {}) {
+      const answer = early ? await rawUpload(server.url, table, body, { declared: true }) : await postUpload(server.url, table, body);
+      observed.push(`${name}: ${answer.status} ${answer.body?.error?.code} (${answer.body?.error?.message})`);
+      assert.equal(answer.status, status, `${name}: ${JSON.stringify(answer.body)}`);
+      assert.equal(answer.body?.error?.code, code, `${name}: ${JSON.stringify(answer.body)}`);
+      assert.equal(typeof answer.body.error.message, 'string');
+      assert.deepEqual(await listedItems(server.url), baseline, `${name}: the table is unchanged`);
+    }
+
+    // A fresh split of a new version of the existing item: codec none takes
+    // 3 chunks; deflate of 3 MB takes 2.
+    const again = (codec = 'none', bytes = MB) => split(orderItem(`${PREFIX}existing`, bytes), { ...options, codec });
+
+    await t.test('a chunk altered after splitting', async () => {
+      const r = again();
+      const data = chunkData(r);
+      data[1] = data[1].slice();
+      data[1][1000] ^= 0x01;
+      await refused('chunk altered', TABLE, encodeUpload(r.parent, data), 400, 'DIGEST_MISMATCH');
+    });
+
+    await t.test('a manifest lying about the stored size', async () => {
+      const r = again('deflate', 3 * MB);
+      assert.equal(r.chunks.length, 2);
+      const parent = structuredClone(r.parent);
+      parent._ds.M.s.N = String(Number(parent._ds.M.s.N) - 10);
+      await refused('manifest stored size', TABLE, encodeUpload(parent, chunkData(r)), 400, 'CHUNK_OVERSIZED');
+    });
+
+    await t.test('a manifest lying about the raw size', async () => {
+      const r = again('deflate', 3 * MB);
+      const parent = structuredClone(r.parent);
+      parent._ds.M.r.N = String(Number(parent._ds.M.r.N) + 1000);
+      await refused('manifest raw size', TABLE, encodeUpload(parent, chunkData(r)), 400, 'FRAME_MISMATCH');
+    });
+
+    await t.test('a manifest whose sizes contradict each other', async () => {
+      const r = again();
+      const parent = structuredClone(r.parent);
+      // Codec none stores the raw stream plus a fixed frame: s and r must agree.
+      parent._ds.M.r.N = String(Number(parent._ds.M.r.N) - 10);
+      await refused('manifest sizes contradict', TABLE, encodeUpload(parent, chunkData(r)), 400, 'MANIFEST_INVALID');
+    });
+
+    await t.test('chunk lengths that disagree with the manifest', async () => {
+      const r = again();
+      const data = chunkData(r);
+      // The same bytes, the first chunk cut 100 bytes short and the last 100
+      // longer: the header matches the body, not the manifest.
+      const last = data.length - 1;
+      const moved = [data[0].subarray(0, data[0].length - 100), ...data.slice(1, last), Buffer.concat([data[0].subarray(data[0].length - 100), data[last]])];
+      await refused('chunk lengths', TABLE, encodeUpload(r.parent, moved), 400, 'CHUNK_TRUNCATED');
+    });
+
+    await t.test('a chunk over the 409,600-byte item limit', async () => {
+      const r = again();
+      const data = chunkData(r);
+      data[0] = Buffer.concat([data[0], Buffer.alloc(2000, 0x20)]);
+      await refused('chunk over the limit', TABLE, encodeUpload(r.parent, data), 400, 'CHUNK_TOO_LARGE');
+    });
+
+    await t.test('a table not on the allow-list', async () => {
+      const r = split(orderItem(`${PREFIX}other-table`, MB), { ...options, table: 'not-allowed', chunkTable: 'not-allowed_chunks', codec: 'none' });
+      await refused('table not allowed', 'not-allowed', encodeUpload(r.parent, chunkData(r)), 403, 'TABLE_NOT_ALLOWED', { early: true });
+    });
+
+    await t.test('a key outside the scope', async () => {
+      const r = split(orderItem('elsewhere-1', MB), { ...options, codec: 'none' });
+      await refused('key out of scope', TABLE, encodeUpload(r.parent, chunkData(r)), 403, 'KEY_OUT_OF_SCOPE');
+    });
+
+    await t.test('a body over the limit', async () => {
+      const r = split(orderItem(`${PREFIX}big`, 7 * MB), { ...options, codec: 'none' });
+      const body = encodeUpload(r.parent, chunkData(r));
+      assert.ok(body.length > config.maxBodyBytes, `${body.length} > ${config.maxBodyBytes}`);
+      // Declared: refused from its Content-Length, before any of the body is read.
+      await refused('body over the limit (declared length)', TABLE, body, 413, 'BODY_TOO_LARGE', { early: true });
+      // Chunked (no declared length): refused once it passes the limit while streaming.
+      const answer = await rawUpload(server.url, TABLE, body, { declared: false });
+      observed.push(`body over the limit (chunked): ${answer.status ? `${answer.status} ${answer.body.error?.code}` : `connection cut before an answer (${answer.error})`}`);
+      // The server stops reading at its limit and closes the connection; the
+      // client may see the 413 or only the cut (the unread body makes the
+      // close a reset). Either way nothing is stored.
+      if (answer.status) {
+        assert.equal(answer.status, 413);
+        assert.equal(answer.body.error.code, 'BODY_TOO_LARGE');
+      } else {
+        assert.match(answer.error, /^(EPIPE|ECONNRESET)$/);
+      }
+      assert.deepEqual(await listedItems(server.url), baseline);
+    });
+
+    await t.test('an item over --max-item-bytes in a small body', async () => {
+      const r = split(orderItem(`${PREFIX}compressed`, 6 * MB), { ...options, codec: 'deflate' });
+      const body = encodeUpload(r.parent, chunkData(r));
+      assert.ok(body.length < MAX_ITEM_BYTES && r.manifest.rawBytes > MAX_ITEM_BYTES);
+      await refused('item over --max-item-bytes', TABLE, body, 413, 'DECOMPRESS_LIMIT');
+    });
+
+    await t.test('the existing item is untouched and a good upload succeeds', async () => {
+      const back = Buffer.from(await (await fetch(`${server.url}/api/item?table=${TABLE}&key=${keyParam(`${PREFIX}existing`)}&attribute=body`)).arrayBuffer());
+      assert.ok(back.equals(Buffer.from(existing.body.S)));
+      const good = orderItem(`${PREFIX}good`, MB);
+      const r = split(good, options);
+      const answer = await postUpload(server.url, TABLE, uploadBody(r.parent, r.chunks));
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.equal(answer.body.mode, r.requests.mode);
+      assert.equal(answer.body.manifest.codec, r.manifest.codec);
+      assert.deepEqual((await listedItems(server.url)).map((i) => i.key.pk.S), [`${PREFIX}existing`, `${PREFIX}good`]);
+      const read = Buffer.from(await (await fetch(`${server.url}/api/item?table=${TABLE}&key=${keyParam(`${PREFIX}good`)}&attribute=body`)).arrayBuffer());
+      assert.ok(read.equals(Buffer.from(good.body.S)));
+    });
+  } finally {
+    for (const line of observed) t.diagnostic(line);
+    console.error(observed.map((line) => `OBSERVED ${line}`).join('\n'));
+    await server.stop();
+  }
+});
