@@ -4,6 +4,7 @@
 // a screenshot of the plan view, and the timings the README reports.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { itemSize, readRequests, split } from 'dynaslice';
 import { orderHistory } from '../../www/js/sample.js';
@@ -129,6 +130,32 @@ test('a 5 MB sample: size, plan, upload, verified, preview, inspect, delete', as
   } finally {
     await browser.close();
     assert.equal(await server.stop(), 0, `dynaslice serve stops cleanly on SIGINT:\n${server.log()}`);
+  }
+});
+
+test('a file: stored as a binary attribute, verified byte for byte, previewed as hex', async () => {
+  const browser = await launch();
+  const server = await startServer();
+  try {
+    const page = await openPage(browser, server.url);
+    const key = 'file-1';
+    // Half noise, half text: a codec helps, but not much.
+    const data = Buffer.concat([randomBytes(MB), Buffer.from('dynaslice '.repeat(MB / 10))]);
+    await page.fill('#key', key);
+    await page.setInputFiles('#file', { name: 'mixed.bin', mimeType: 'application/octet-stream', buffer: data });
+    await page.waitForSelector('#plan[data-state="ready"]');
+    const item = { pk: { S: key }, fileName: { S: 'mixed.bin' }, data: { B: new Uint8Array(data) } };
+    assert.equal(Number(await page.getAttribute('#size', 'data-bytes')), itemSize(item));
+    await page.click('#upload');
+    await page.waitForSelector('#verify[data-state="verified"]', { timeout: 60_000 });
+    const stored = Buffer.from(await (await fetch(`${server.url}/api/item?table=dynaslice-demo&key=${keyParam(key)}&attribute=data`)).arrayBuffer());
+    assert.ok(stored.equals(data));
+    await page.waitForSelector('#preview-box:not([hidden])');
+    assert.match(await page.textContent('#preview'), /^000000 {2}([0-9a-f]{2} ){15}[0-9a-f]{2}\n/);
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await browser.close();
+    await server.stop();
   }
 });
 
