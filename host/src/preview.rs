@@ -84,8 +84,9 @@ pub async fn preview(
     }
     let last_chunk = manifest.chunk_count.saturating_sub(1);
     let raw = loop {
-        if reader.frame.len() < FRAME_HEADER_BYTES || !reader.complete() && reader.next == 0 {
-            let through = (CHUNKS_PER_ROUND - 1).min(last_chunk);
+        if reader.next == 0 {
+            // The first round reads one chunk: most previews need no more.
+            let through = 0;
             reader.frame = reader.read(0, through).await?;
             reader.next = through + 1;
         }

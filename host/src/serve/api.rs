@@ -13,7 +13,7 @@ use dynaslice_core::{AttributeValue, Item};
 use serde_json::{Value, json};
 use tower_http::services::ServeDir;
 
-use super::upload::{commit_upload, read_upload};
+use super::upload::{commit_upload, drain, read_upload};
 use super::{ApiError, State};
 use crate::get::GetOptions;
 use crate::json::{item_from_json, item_to_json};
@@ -100,21 +100,35 @@ async fn upload(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<Value>, ApiError> {
-    let table = state.config.table(param(&params, "table")?)?;
     let limit = state.config.max_body_bytes();
+    let mut stream = body.into_data_stream();
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(ApiError::too_large(limit));
-    }
-    let upload = read_upload(body, limit).await?;
+    let checked = param(&params, "table").and_then(|name| state.config.table(name));
+    let read = match (checked, declared) {
+        (Err(e), _) => Err(e),
+        (Ok(_), Some(n)) if n > limit => Err(ApiError::too_large(limit)),
+        (Ok(table), _) => read_upload(&mut stream, limit)
+            .await
+            .map(|upload| (table, upload)),
+    };
+    let (table, upload) = match read {
+        Ok(read) => read,
+        Err(e) => {
+            drain(&mut stream, limit.saturating_mul(2)).await;
+            return Err(e);
+        }
+    };
+    let key = table.key.key_of(&upload.parent);
     let outcome = commit_upload(&state.client, table, &state.config, upload).await?;
     Ok(Json(json!({
+        "key": item_to_json(&key),
         "mode": outcome.mode,
         "manifest": outcome.manifest.as_ref().map(manifest_json),
         "bytesWritten": outcome.bytes_written,
+        "writeUnits": outcome.planned_write_units,
         "consumedWriteUnits": outcome.consumed_write_units,
     })))
 }

@@ -6,7 +6,9 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use aws_sdk_dynamodb::Client;
-use axum::body::Body;
+use std::time::Duration;
+
+use axum::body::BodyDataStream;
 use dynaslice_core::digest::chunk_digest;
 use dynaslice_core::layout::chunk_key;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
@@ -32,14 +34,14 @@ const MAX_HEADER_BYTES: usize = 2 << 20;
 const MAX_VERSION_SKEW_MS: u64 = 10 * 60 * 1000;
 
 /// Reads exactly the bytes of an upload body, refusing more than `limit`.
-struct BodyReader {
-    stream: axum::body::BodyDataStream,
+struct BodyReader<'s> {
+    stream: &'s mut BodyDataStream,
     buffered: Vec<u8>,
     read: usize,
     limit: usize,
 }
 
-impl BodyReader {
+impl BodyReader<'_> {
     async fn take(&mut self, n: usize) -> Result<Vec<u8>, ApiError> {
         while self.buffered.len() < n {
             match self.stream.next().await {
@@ -99,9 +101,9 @@ pub struct Upload {
 
 /// Reads an upload body: `DSU1`, the header length (u32 LE), the header
 /// JSON, then each chunk's data. Nothing beyond `limit` bytes is read.
-pub async fn read_upload(body: Body, limit: usize) -> Result<Upload, ApiError> {
+pub async fn read_upload(stream: &mut BodyDataStream, limit: usize) -> Result<Upload, ApiError> {
     let mut reader = BodyReader {
-        stream: body.into_data_stream(),
+        stream,
         buffered: Vec::new(),
         read: 0,
         limit,
@@ -154,6 +156,22 @@ pub async fn read_upload(body: Body, limit: usize) -> Result<Upload, ApiError> {
     Ok(Upload { parent, chunks })
 }
 
+/// Reads and discards what is left of a refused body, up to `cap` bytes
+/// and 30 seconds, so the client reads the refusal instead of a reset
+/// connection (closing a socket with unread data resets it).
+pub async fn drain(stream: &mut BodyDataStream, cap: usize) {
+    let discard = async {
+        let mut read = 0;
+        while let Some(Ok(bytes)) = stream.next().await {
+            read += bytes.len();
+            if read > cap {
+                break;
+            }
+        }
+    };
+    let _ = tokio::time::timeout(Duration::from_secs(30), discard).await;
+}
+
 /// Checks an upload completely, then writes it with the commit protocol.
 pub async fn commit_upload(
     client: &Client,
@@ -179,6 +197,16 @@ pub async fn commit_upload(
     };
     let manifest =
         Manifest::from_value(manifest_value).map_err(|e| HostError::from(PlanError::from(e)))?;
+    if manifest.raw_len > config.max_item_bytes as u64 {
+        return Err(ApiError {
+            status: axum::http::StatusCode::PAYLOAD_TOO_LARGE,
+            code: "VIRTUAL_ITEM_TOO_LARGE",
+            message: format!(
+                "the item is {} bytes, this server's limit is {}",
+                manifest.raw_len, config.max_item_bytes
+            ),
+        });
+    }
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
