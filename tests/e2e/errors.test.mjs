@@ -92,7 +92,7 @@ test('errors are sentences and the page keeps working after them', async (t) => 
       await page.waitForSelector('#plan[data-state="ready"][data-codec="deflate"]');
       await page.click('#upload');
       await page.waitForSelector('#error:not([hidden])');
-      assert.equal(await page.getAttribute('#error', 'data-code'), 'DECOMPRESS_LIMIT');
+      assert.equal(await page.getAttribute('#error', 'data-code'), 'VIRTUAL_ITEM_TOO_LARGE');
       const text = await errorShown(page);
       assertSentence(text);
       assert.ok(text.includes('3,000,000 bytes'), text);

@@ -369,9 +369,10 @@ const startUpload = guarded(async () => {
   const sentMs = performance.now() - started;
   progress.value = 1;
   document.body.dataset.upload = 'stored';
-  // Some stores do not report consumed capacity (0): then the plan's figure stands alone.
-  const consumed = answer.consumedWriteUnits ? `, ${count(answer.consumedWriteUnits)} WCU consumed` : '';
-  status.textContent = `Stored in ${duration(sentMs)}: ${answer.mode} mode, ${bytes(answer.bytesWritten ?? body.size)} written${consumed}.`;
+  // Some stores report no consumed capacity (0): then the planned figure stands alone.
+  const planned = answer.writeUnits ?? result.writeUnits;
+  const consumed = answer.consumedWriteUnits ? `, ${count(answer.consumedWriteUnits)} reported consumed` : '';
+  status.textContent = `Stored in ${duration(sentMs)}: ${answer.mode} mode, ${bytes(answer.bytesWritten ?? body.size)} written, ${count(planned)} WCU planned${consumed}.`;
   plan.sent = true;
   await refreshItems();
 

@@ -40,23 +40,15 @@ export function chunkData(result) {
 }
 
 /**
- * Posts `body` over raw HTTP. `declared`: with its Content-Length, sending
- * the headers first and the body only if no answer came within a second
- * (a server that refuses the declared length answers at once). Otherwise
- * chunked (no declared length), 1 MB at a time. Resolves to the answer
- * `{ status, body }`, or `{ status: 0, error }` when the connection was cut
- * before one came: a server that stops reading an oversized body and closes
- * leaves unread bytes, so the close can reach the client as a reset that
- * discards the answer.
+ * Posts `body` over raw HTTP with chunked transfer encoding (no declared
+ * length), 1 MB at a time. Resolves to the answer `{ status, body }`, or
+ * `{ status: 0, error }` when the connection was cut before one came.
  */
-export function rawUpload(url, table, body, { declared }) {
+export function rawUpload(url, table, body) {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
-    const headers = { 'content-type': 'application/octet-stream', ...(declared ? { 'content-length': body.length } : {}) };
-    const req = request({ host: hostname, port, method: 'POST', path: `/api/upload?table=${encodeURIComponent(table)}`, headers });
-    let answered = false;
+    const req = request({ host: hostname, port, method: 'POST', path: `/api/upload?table=${encodeURIComponent(table)}`, headers: { 'content-type': 'application/octet-stream' } });
     req.on('response', (response) => {
-      answered = true;
       const parts = [];
       response.on('data', (part) => parts.push(part));
       response.on('end', () => {
@@ -68,13 +60,12 @@ export function rawUpload(url, table, body, { declared }) {
           json = { raw: text };
         }
         resolve({ status: response.statusCode, body: json });
-        req.destroy();
       });
     });
     req.on('error', (error) => setTimeout(() => resolve({ status: 0, error: error.code ?? error.message }), 1000));
     let offset = 0;
     const next = () => {
-      while (offset < body.length && !answered) {
+      while (offset < body.length) {
         const part = body.subarray(offset, offset + (1 << 20));
         offset += part.length;
         if (!req.write(part)) {
@@ -82,13 +73,8 @@ export function rawUpload(url, table, body, { declared }) {
           return;
         }
       }
-      if (!answered) req.end();
+      req.end();
     };
-    if (declared) {
-      req.flushHeaders();
-      setTimeout(next, 1000);
-    } else {
-      next();
-    }
+    next();
   });
 }
