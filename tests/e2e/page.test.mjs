@@ -100,6 +100,7 @@ test('a 5 MB sample: size, plan, upload, verified, preview, inspect, delete', as
     const preview = await page.textContent('#preview');
     assert.equal(preview, item.body.S.slice(0, preview.length));
     assert.ok(preview.startsWith('{"customer":') && preview.length >= 2000, `preview of ${preview.length} characters`);
+    assert.match(await page.textContent('#preview-meta'), /; 1 chunk read\.$/, 'the first 2 KB come from the first chunk alone');
 
     // Listed, and inspect shows the manifest.
     const row = page.locator(`[data-testid="item-row"][data-key="${key}"]`);
