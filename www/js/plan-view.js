@@ -38,7 +38,8 @@ export function requestGroups(result, sizeOf) {
 }
 
 const EXPLAIN = {
-  single: 'The item fits in one DynamoDB item (stored compressed on the parent if it was spilled): one PutItem writes it.',
+  single: 'The item fits in one DynamoDB item as it is: one PutItem writes it.',
+  inline: 'Compressed, the large attributes fit on the parent itself: one PutItem writes it, with no chunks.',
   atomic:
     'One TransactWriteItems writes every chunk and the parent together, all or nothing, so no orphan chunk can exist. Transactions cost twice the write units.',
   batch:
@@ -126,7 +127,7 @@ export function renderPlan(container, plan) {
   fill(
     container,
     summary,
-    h('p', { class: 'explain' }, EXPLAIN[result.requests.mode]),
+    h('p', { class: 'explain' }, EXPLAIN[manifest?.inline ? 'inline' : result.requests.mode]),
     requests,
     h(
       'p',
