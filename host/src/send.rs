@@ -149,7 +149,10 @@ impl Sender<'_> {
             })
             .await;
         match result {
-            Ok(_) => Ok(Written::Yes),
+            Ok(output) => {
+                self.consumed.write(output.consumed_capacity.as_ref());
+                Ok(Written::Yes)
+            }
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
@@ -179,7 +182,10 @@ impl Sender<'_> {
             })
             .await;
         match result {
-            Ok(_) => Ok(Written::Yes),
+            Ok(output) => {
+                self.consumed.write(output.consumed_capacity.as_ref());
+                Ok(Written::Yes)
+            }
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
@@ -214,7 +220,12 @@ impl Sender<'_> {
             })
             .await;
         match result {
-            Ok(_) => Ok(Written::Yes),
+            Ok(output) => {
+                for c in output.consumed_capacity() {
+                    self.consumed.write(Some(c));
+                }
+                Ok(Written::Yes)
+            }
             Err(e)
                 if cancel_reasons(&e)
                     .iter()

@@ -8,6 +8,7 @@ use dynaslice_core::layout::chunk_key;
 use dynaslice_core::plan::{
     WriteMode, WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit,
 };
+use dynaslice_core::write_units;
 use dynaslice_core::{Codec, CodecChoice, Compression, Item, SplitError, StreamSplit, item_size};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
@@ -96,6 +97,7 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
         ready: Vec::new(),
         in_flight: FuturesUnordered::new(),
         written: 0,
+        units: 0,
         count: 0,
     };
     let mut filled = first;
@@ -148,7 +150,7 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
             _ => None,
         },
         bytes_written: (item_size(&split.parent) + uploads.written) as u64,
-        planned_write_units: 0,
+        planned_write_units: uploads.units + write_units(item_size(&split.parent), false),
         cleanup_left,
         consumed_write_units: sender.consumed.write_units(),
         consumed_read_units: sender.consumed.read_units(),
@@ -163,6 +165,7 @@ struct Uploads<'a, F> {
     ready: Vec<Item>,
     in_flight: FuturesUnordered<F>,
     written: usize,
+    units: u64,
     count: u32,
 }
 
@@ -175,7 +178,9 @@ impl<'a>
     /// Queues chunks; sends full batches, waiting while too many fly.
     async fn add(&mut self, chunks: Vec<Item>) -> Result<(), HostError> {
         for chunk in chunks {
-            self.written += item_size(&chunk);
+            let size = item_size(&chunk);
+            self.written += size;
+            self.units += write_units(size, false);
             self.count += 1;
             self.ready.push(chunk);
             if self.ready.len() >= self.batch_items {
