@@ -5,7 +5,10 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType};
+use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType, Manifest};
+use serde_json::json;
+
+use crate::inspect::Inspection;
 use serde_json::{Map, Value};
 
 use crate::error::HostError;
@@ -173,4 +176,39 @@ pub fn key_from_args(args: &[String], schema: &KeySchema) -> Result<Item, HostEr
         key.insert(name.to_string(), value);
     }
     Ok(key)
+}
+
+/// A manifest as JSON for people and scripts (the CLI's `--json` output
+/// and the HTTP API).
+pub fn manifest_to_json(manifest: &Manifest) -> Value {
+    json!({
+        "version": manifest.version.to_text(),
+        "layout": manifest.layout,
+        "codec": manifest.codec.name(),
+        "chunks": manifest.chunk_count,
+        "chunkBytes": manifest.chunk_bytes,
+        "storedBytes": manifest.stored_len,
+        "rawBytes": manifest.raw_len,
+        "inline": manifest.inline.is_some(),
+        "spilled": manifest.spilled,
+    })
+}
+
+/// What `inspect` found about the item with `key`, as JSON.
+pub fn inspection_to_json(key: &Item, found: &Inspection) -> Value {
+    let chunks: Vec<Value> = found
+        .chunks
+        .iter()
+        .map(|c| json!({ "key": item_to_json(&c.key), "dataBytes": c.data_bytes, "itemBytes": c.item_bytes }))
+        .collect();
+    json!({
+        "key": item_to_json(key),
+        "layout": found.layout,
+        "chunkTable": found.chunk_table,
+        "parentBytes": found.parent_bytes,
+        "manifest": found.manifest.as_ref().map(manifest_to_json),
+        "chunks": chunks,
+        "readUnits": found.read_units,
+        "writeUnits": found.write_units,
+    })
 }

@@ -130,6 +130,29 @@ impl Sender<'_> {
         }
     }
 
+    /// The outcome of a conditional write whose answer carries its capacity.
+    fn conditional<E>(
+        &self,
+        operation: &'static str,
+        result: Result<Option<sdk::ConsumedCapacity>, SdkError<E, HttpResponse>>,
+        attempts: u32,
+        condition_failed: impl Fn(&E) -> bool,
+    ) -> Result<Written, HostError>
+    where
+        E: aws_sdk_dynamodb::error::ProvideErrorMetadata + std::error::Error + 'static,
+    {
+        match result {
+            Ok(capacity) => {
+                self.consumed.write(capacity.as_ref());
+                Ok(Written::Yes)
+            }
+            Err(e) if e.as_service_error().is_some_and(&condition_failed) => {
+                Ok(Written::ConditionFailed)
+            }
+            Err(e) => Err(HostError::dynamo(operation, e, attempts)),
+        }
+    }
+
     /// A PutItem, conditional when the plan says so.
     pub async fn put(&self, put: Put) -> Result<Written, HostError> {
         let (expression, names, values) = condition_parts(put.condition);
@@ -148,19 +171,10 @@ impl Sender<'_> {
                     .send()
             })
             .await;
-        match result {
-            Ok(output) => {
-                self.consumed.write(output.consumed_capacity.as_ref());
-                Ok(Written::Yes)
-            }
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(Written::ConditionFailed)
-            }
-            Err(e) => Err(HostError::dynamo("PutItem", e, attempts)),
-        }
+        let output = result.map(|o| o.consumed_capacity);
+        self.conditional("PutItem", output, attempts, |e| {
+            e.is_conditional_check_failed_exception()
+        })
     }
 
     /// A DeleteItem, conditional when the plan says so.
@@ -181,19 +195,10 @@ impl Sender<'_> {
                     .send()
             })
             .await;
-        match result {
-            Ok(output) => {
-                self.consumed.write(output.consumed_capacity.as_ref());
-                Ok(Written::Yes)
-            }
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(Written::ConditionFailed)
-            }
-            Err(e) => Err(HostError::dynamo("DeleteItem", e, attempts)),
-        }
+        let output = result.map(|o| o.consumed_capacity);
+        self.conditional("DeleteItem", output, attempts, |e| {
+            e.is_conditional_check_failed_exception()
+        })
     }
 
     /// One TransactWriteItems. `token` makes resends idempotent on DynamoDB

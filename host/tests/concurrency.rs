@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use dynaslice_core::{AttributeValue, Codec, CodecChoice, Compression, Item};
-use dynaslice_host::{GcOptions, GetOptions, LayoutKind, PutOptions, TableConfig};
+use dynaslice_host::{GetOptions, LayoutKind, PutOptions, TableConfig};
 
 use common::{client, fresh_table, key, noise};
 
@@ -121,31 +121,11 @@ async fn contend(layout: LayoutKind) {
     let (w, n) = writer_of(&last.item);
     assert!(last.item == version(layout, w, n));
 
-    let report = dynaslice_host::gc(
-        &client,
-        &table,
-        &GcOptions {
-            grace: Duration::ZERO,
-            dry_run: false,
-        },
-    )
-    .await
-    .expect("gc");
-    let after = dynaslice_host::gc(
-        &client,
-        &table,
-        &GcOptions {
-            grace: Duration::ZERO,
-            dry_run: true,
-        },
-    )
-    .await
-    .expect("gc dry run");
+    let (report, live) = common::collect_all_orphans(&client, &table).await;
     let expected = last.manifest.as_ref().map_or(0, |m| m.chunk_count as usize);
     assert_eq!(
-        (after.chunks, after.referenced, after.deleted),
-        (expected, expected, 0),
-        "chunks left besides the live version's (first gc: {report:?})"
+        live, expected,
+        "the live version's chunks are all that remain"
     );
     eprintln!(
         "{layout:?}: {committed} of {} writes committed, {} reads, gc removed {}",

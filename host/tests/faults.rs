@@ -13,9 +13,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use dynaslice_core::{AttributeValue, Codec, CodecChoice, Compression, Item};
-use dynaslice_host::{
-    GcOptions, GetOptions, LayoutKind, PutOptions, RetryPolicy, TableConfig, local_client,
-};
+use dynaslice_host::{GetOptions, LayoutKind, PutOptions, RetryPolicy, TableConfig, local_client};
 use fault_proxy::{FaultKind, Faults};
 
 use common::{client, endpoint, fresh_table, key, noise, order_history, same_item};
@@ -167,31 +165,7 @@ async fn run(
         );
     }
     // Orphans from failed writes are collected; live chunks stay.
-    dynaslice_host::gc(
-        &direct,
-        &table,
-        &GcOptions {
-            grace: Duration::ZERO,
-            dry_run: false,
-        },
-    )
-    .await
-    .expect("gc");
-    let after = dynaslice_host::gc(
-        &direct,
-        &table,
-        &GcOptions {
-            grace: Duration::ZERO,
-            dry_run: true,
-        },
-    )
-    .await
-    .expect("gc");
-    assert_eq!(
-        (after.chunks, after.deleted),
-        (after.referenced, 0),
-        "{after:?}"
-    );
+    common::collect_all_orphans(&direct, &table).await;
     (failed_puts, failed_gets, counts)
 }
 

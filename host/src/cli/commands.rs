@@ -8,7 +8,9 @@ use dynaslice_core::{
     AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType, item_size,
     split_item,
 };
-use dynaslice_host::json::{item_from_json, item_to_json, key_from_args, value_text};
+use dynaslice_host::json::{
+    inspection_to_json, item_from_json, item_to_json, key_from_args, manifest_to_json, value_text,
+};
 use dynaslice_host::{
     GcOptions, GetOptions, HostError, LayoutKind, PutOptions, TableConfig, create_tables,
     fresh_version,
@@ -19,7 +21,7 @@ use super::args::{
     CodecArg, CreateArgs, GcArgs, GetArgs, KeyArgs, LayoutArg, ModeArg, PutArgs, ServeArgs,
     TableArgs,
 };
-use super::output::{Bar, manifest_json, manifest_text, print_json, size};
+use super::output::{Bar, manifest_text, print_json, size};
 
 fn put_options(args: &PutArgs) -> Result<PutOptions, HostError> {
     let codec = match args.codec {
@@ -122,7 +124,7 @@ pub async fn put(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode
             "key": item_to_json(&key),
             "mode": outcome.mode,
             "bytesWritten": outcome.bytes_written,
-            "manifest": outcome.manifest.as_ref().map(manifest_json),
+            "manifest": outcome.manifest.as_ref().map(manifest_to_json),
             "replaced": outcome.replaced.map(|v| v.to_text()),
             "cleanupLeft": outcome.cleanup_left,
         }));
@@ -181,7 +183,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
             "mode": mode,
             "parentBytes": item_size(&split.parent),
             "chunks": split.chunks.len(),
-            "manifest": split.manifest.as_ref().map(manifest_json),
+            "manifest": split.manifest.as_ref().map(manifest_to_json),
             "writeUnits": plan.write_units(),
             "readUnits": read_units,
         }));
@@ -275,7 +277,7 @@ pub async fn ls(client: &Client, args: &TableArgs, json: bool) -> Result<ExitCod
     if json {
         let rows: Vec<_> = items
             .iter()
-            .map(|i| json!({ "key": item_to_json(&i.key), "parentBytes": i.parent_bytes, "manifest": i.manifest.as_ref().map(manifest_json) }))
+            .map(|i| json!({ "key": item_to_json(&i.key), "parentBytes": i.parent_bytes, "manifest": i.manifest.as_ref().map(manifest_to_json) }))
             .collect();
         print_json(&json!({ "items": rows }));
     } else {
@@ -302,21 +304,7 @@ pub async fn inspect(client: &Client, args: &KeyArgs, json: bool) -> Result<Exit
         return not_found(&key, &args.table, json);
     };
     if json {
-        let chunks: Vec<_> = found
-            .chunks
-            .iter()
-            .map(|c| json!({ "key": item_to_json(&c.key), "dataBytes": c.data_bytes, "itemBytes": c.item_bytes }))
-            .collect();
-        print_json(&json!({
-            "key": item_to_json(&key),
-            "layout": found.layout,
-            "chunkTable": found.chunk_table,
-            "parentBytes": found.parent_bytes,
-            "manifest": found.manifest.as_ref().map(manifest_json),
-            "chunks": chunks,
-            "readUnits": found.read_units,
-            "writeUnits": found.write_units,
-        }));
+        print_json(&inspection_to_json(&key, &found));
     } else {
         println!(
             "item {} in {} ({} layout, chunks in {})",

@@ -51,21 +51,6 @@ pub fn size(bytes: u64) -> String {
     HumanBytes(bytes).to_string()
 }
 
-/// A manifest as JSON.
-pub fn manifest_json(manifest: &Manifest) -> serde_json::Value {
-    json!({
-        "version": manifest.version.to_text(),
-        "layout": manifest.layout,
-        "codec": manifest.codec.name(),
-        "chunks": manifest.chunk_count,
-        "chunkBytes": manifest.chunk_bytes,
-        "storedBytes": manifest.stored_len,
-        "rawBytes": manifest.raw_len,
-        "inline": manifest.inline.is_some(),
-        "spilled": manifest.spilled,
-    })
-}
-
 /// A manifest in one line for people.
 pub fn manifest_text(manifest: &Manifest) -> String {
     let place = if manifest.inline.is_some() {

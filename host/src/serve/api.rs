@@ -16,7 +16,7 @@ use tower_http::services::ServeDir;
 use super::upload::{commit_upload, drain, read_upload};
 use super::{ApiError, State};
 use crate::get::GetOptions;
-use crate::json::{item_from_json, item_to_json};
+use crate::json::{inspection_to_json, item_from_json, item_to_json, manifest_to_json};
 use crate::put::PutOptions;
 use crate::table::TableConfig;
 
@@ -126,25 +126,11 @@ async fn upload(
     Ok(Json(json!({
         "key": item_to_json(&key),
         "mode": outcome.mode,
-        "manifest": outcome.manifest.as_ref().map(manifest_json),
+        "manifest": outcome.manifest.as_ref().map(manifest_to_json),
         "bytesWritten": outcome.bytes_written,
         "writeUnits": outcome.planned_write_units,
         "consumedWriteUnits": outcome.consumed_write_units,
     })))
-}
-
-fn manifest_json(manifest: &dynaslice_core::Manifest) -> Value {
-    json!({
-        "version": manifest.version.to_text(),
-        "layout": manifest.layout,
-        "codec": manifest.codec.name(),
-        "chunks": manifest.chunk_count,
-        "chunkBytes": manifest.chunk_bytes,
-        "storedBytes": manifest.stored_len,
-        "rawBytes": manifest.raw_len,
-        "inline": manifest.inline.is_some(),
-        "spilled": manifest.spilled,
-    })
 }
 
 async fn items(Extract(state): Shared, Query(params): Params) -> Result<Json<Value>, ApiError> {
@@ -153,7 +139,7 @@ async fn items(Extract(state): Shared, Query(params): Params) -> Result<Json<Val
     let rows: Vec<Value> = found
         .iter()
         .filter(|i| state.config.check_scope(table, &i.key).is_ok())
-        .map(|i| json!({ "key": item_to_json(&i.key), "parentBytes": i.parent_bytes, "manifest": i.manifest.as_ref().map(manifest_json) }))
+        .map(|i| json!({ "key": item_to_json(&i.key), "parentBytes": i.parent_bytes, "manifest": i.manifest.as_ref().map(manifest_to_json) }))
         .collect();
     Ok(Json(json!({ "items": rows })))
 }
@@ -240,21 +226,7 @@ async fn inspect(Extract(state): Shared, Query(params): Params) -> Result<Json<V
     let found = crate::inspect::inspect(&state.client, table, &key)
         .await?
         .ok_or_else(|| not_found(table, &key))?;
-    let chunks: Vec<Value> = found
-        .chunks
-        .iter()
-        .map(|c| json!({ "key": item_to_json(&c.key), "dataBytes": c.data_bytes, "itemBytes": c.item_bytes }))
-        .collect();
-    Ok(Json(json!({
-        "key": item_to_json(&key),
-        "layout": found.layout,
-        "chunkTable": found.chunk_table,
-        "parentBytes": found.parent_bytes,
-        "manifest": found.manifest.as_ref().map(manifest_json),
-        "chunks": chunks,
-        "readUnits": found.read_units,
-        "writeUnits": found.write_units,
-    })))
+    Ok(Json(inspection_to_json(&key, &found)))
 }
 
 async fn remove(Extract(state): Shared, Query(params): Params) -> Result<Json<Value>, ApiError> {

@@ -202,3 +202,29 @@ pub fn same_item(read: &Item, written: &Item, spilled: &[String]) -> bool {
             .iter()
             .all(|name| read.get(name) == written.get(name))
 }
+
+/// Runs `gc` with no grace period, then a dry run, and checks that only
+/// chunks their parents reference remain. Returns the first run's report
+/// and the live chunk count.
+pub async fn collect_all_orphans(
+    client: &Client,
+    table: &TableConfig,
+) -> (dynaslice_host::GcReport, usize) {
+    use dynaslice_host::GcOptions;
+    let now = |dry_run| GcOptions {
+        grace: std::time::Duration::ZERO,
+        dry_run,
+    };
+    let report = dynaslice_host::gc(client, table, &now(false))
+        .await
+        .expect("gc");
+    let after = dynaslice_host::gc(client, table, &now(true))
+        .await
+        .expect("gc dry run");
+    assert_eq!(
+        (after.chunks, after.deleted),
+        (after.referenced, 0),
+        "unreferenced chunks remain after gc removed {report:?}"
+    );
+    (report, after.referenced)
+}
