@@ -9,7 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
@@ -50,7 +50,9 @@ console.error('build-wasm: cargo build (wasm32-unknown-unknown, profile wasm-rel
 run('cargo', ['build', '-p', 'dynaslice-wasm', '--target', 'wasm32-unknown-unknown', '--profile', 'wasm-release', ...features], {
   stdio: ['ignore', 'inherit', 'inherit'],
 });
-const built = join(root, 'target', 'wasm32-unknown-unknown', 'wasm-release', 'dynaslice_wasm.wasm');
+// cargo's target folder: $CARGO_TARGET_DIR when set (CI keeps one outside the clone).
+const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(root, 'target');
+const built = join(targetDir, 'wasm32-unknown-unknown', 'wasm-release', 'dynaslice_wasm.wasm');
 
 const wasmOpt = join(root, 'node_modules', '.bin', 'wasm-opt');
 // Both targets get the same module from wasm-bindgen (only the JS glue

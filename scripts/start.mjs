@@ -10,7 +10,7 @@
 //   npm start -- --listen 127.0.0.1:8080 --key-prefix demo-
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -55,7 +55,8 @@ if (oldestOutput < Math.max(...inputs.map((p) => newest(join(root, p))))) {
 say('building the host (cargo build --release; the first build takes a few minutes)…');
 run('cargo', ['build', '--release', '-p', 'dynaslice-host']);
 
-const binary = join(root, 'target', 'release', 'dynaslice');
+const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(root, 'target');
+const binary = join(targetDir, 'release', 'dynaslice');
 mkdirSync(join(root, '.dynaslice'), { recursive: true });
 const args = ['serve', '--data', join(root, '.dynaslice', 'local.db'), ...process.argv.slice(2)];
 say(`starting ${binary} ${args.join(' ')}`);

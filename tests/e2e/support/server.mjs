@@ -5,12 +5,13 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 export const root = fileURLToPath(new URL('../../..', import.meta.url));
-const binary = process.env.DYNASLICE_BIN || join(root, 'target', 'debug', 'dynaslice');
+const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(root, 'target');
+const binary = process.env.DYNASLICE_BIN || join(targetDir, 'debug', 'dynaslice');
 let built = Boolean(process.env.DYNASLICE_BIN);
 
 /** `cargo build -p dynaslice-host` (debug), once per process; its output goes to stderr. */
