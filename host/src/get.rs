@@ -110,8 +110,9 @@ pub async fn get(
                 }
                 .into());
             }
-            progress.start(manifest.stored_len);
         }
+        // Chunk items' exact sizes: what batch_gets reports as they arrive.
+        progress.start(plan.batches.iter().map(|b| b.expected_bytes as u64).sum());
         let chunks = sender.batch_gets(plan.batches, progress).await?;
         let chunks_read = chunks.len();
         match reassemble(&parent, &chunks, &reassemble_options) {

@@ -207,7 +207,11 @@ pub(crate) async fn execute(
             "batch"
         }
     };
-    progress.advance(item_size(&split.parent) as u64);
+    // Batches reported their chunks as they went; the rest arrives at once.
+    progress.advance(match mode {
+        "batch" => item_size(&split.parent) as u64,
+        _ => bytes_written,
+    });
     let cleanup_left = clean_up(sender, plan.cleanup).await;
     Ok(PutOutcome {
         mode,

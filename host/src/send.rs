@@ -265,6 +265,13 @@ impl Sender<'_> {
         batch: BatchWrite,
         progress: &dyn Progress,
     ) -> Result<(), HostError> {
+        // Progress in exact item sizes, reported once the whole batch is stored.
+        let put_bytes: u64 = batch
+            .requests
+            .iter()
+            .filter(|(_, r)| matches!(r, WriteRequest::Put(_)))
+            .map(|(_, r)| r.size() as u64)
+            .sum();
         let mut pending: HashMap<String, Vec<sdk::WriteRequest>> = HashMap::new();
         for (table, request) in batch.requests {
             pending
@@ -274,7 +281,6 @@ impl Sender<'_> {
         }
         let mut failures = 0;
         while !pending.is_empty() {
-            let sent_bytes = pending_bytes(&pending);
             let (result, attempts) = self
                 .retry
                 .run(|| {
@@ -291,9 +297,7 @@ impl Sender<'_> {
             }
             let left = output.unprocessed_items.unwrap_or_default();
             let left: HashMap<_, _> = left.into_iter().filter(|(_, v)| !v.is_empty()).collect();
-            let left_bytes = pending_bytes(&left);
-            progress.advance(sent_bytes.saturating_sub(left_bytes));
-            if left_bytes < sent_bytes || count(&left) < count(&pending) {
+            if count(&left) < count(&pending) {
                 failures = 0;
             } else {
                 failures += 1;
@@ -311,6 +315,7 @@ impl Sender<'_> {
             }
             pending = left;
         }
+        progress.advance(put_bytes);
         Ok(())
     }
 
@@ -401,29 +406,6 @@ impl Sender<'_> {
 
 fn count(requests: &HashMap<String, Vec<sdk::WriteRequest>>) -> usize {
     requests.values().map(Vec::len).sum()
-}
-
-/// Bytes of the puts among `requests`, for progress (deletes count 0).
-fn pending_bytes(requests: &HashMap<String, Vec<sdk::WriteRequest>>) -> u64 {
-    requests
-        .values()
-        .flatten()
-        .filter_map(|r| r.put_request.as_ref())
-        .map(|p| {
-            p.item.values().map(sdk_value_bytes).sum::<u64>()
-                + p.item.keys().map(|k| k.len() as u64).sum::<u64>()
-        })
-        .sum()
-}
-
-/// The payload bytes of a value (strings and binaries; the rest is small),
-/// enough for a progress bar.
-fn sdk_value_bytes(value: &sdk::AttributeValue) -> u64 {
-    match value {
-        sdk::AttributeValue::B(b) => b.as_ref().len() as u64,
-        sdk::AttributeValue::S(s) | sdk::AttributeValue::N(s) => s.len() as u64,
-        _ => 1,
-    }
 }
 
 fn write_request(request: WriteRequest) -> Result<sdk::WriteRequest, HostError> {

@@ -61,14 +61,27 @@ async fn round_trip(
     options: &PutOptions,
 ) -> dynaslice_host::PutOutcome {
     let client = client();
-    let outcome = dynaslice_host::put(&client, table, item, options, &())
+    let written = ByteCounter::default();
+    let outcome = dynaslice_host::put(&client, table, item, options, &written)
         .await
         .unwrap_or_else(|e| panic!("put of {} bytes failed: {e}", item_size(item)));
+    // The progress a put reports ends at exactly the bytes it wrote.
+    let done = |c: &ByteCounter| {
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        (load(&c.done), load(&c.total))
+    };
+    assert_eq!(
+        done(&written),
+        (outcome.bytes_written, outcome.bytes_written),
+        "put progress"
+    );
     let progress = ByteCounter::default();
     let fetched = dynaslice_host::get(&client, table, item, &GetOptions::default(), &progress)
         .await
         .expect("get succeeds")
         .expect("item found");
+    let (read, total) = done(&progress);
+    assert_eq!(read, total, "get progress");
     let spilled = outcome
         .manifest
         .as_ref()
