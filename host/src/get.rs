@@ -115,7 +115,7 @@ pub async fn get(
         progress.start(plan.batches.iter().map(|b| b.expected_bytes as u64).sum());
         let chunks = sender.batch_gets(plan.batches, progress).await?;
         let chunks_read = chunks.len();
-        match reassemble(&parent, &chunks, &reassemble_options) {
+        match crate::cpu::heavy(|| reassemble(&parent, &chunks, &reassemble_options)) {
             Ok(item) => {
                 return Ok(Some(Fetched {
                     item,

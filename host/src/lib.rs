@@ -31,6 +31,7 @@
 #![forbid(unsafe_code)]
 
 mod client;
+mod cpu;
 mod delete;
 mod embedded;
 mod error;

@@ -116,7 +116,8 @@ pub async fn put(
     options: &PutOptions,
     progress: &dyn Progress,
 ) -> Result<PutOutcome, HostError> {
-    let split = split_item(item, &options.split_options(table, fresh_version()))?;
+    let split_options = options.split_options(table, fresh_version());
+    let split = crate::cpu::heavy(|| split_item(item, &split_options))?;
     let sender = options.sender(client);
     let expect = read_expect(&sender, table, &split.parent).await?;
     let plan = plan_write(&split, &table.target(), &expect, options.mode)?;

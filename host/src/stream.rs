@@ -103,7 +103,7 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
     let mut filled = first;
     let result: Result<_, HostError> = async {
         loop {
-            let chunks = stream.push(&piece[..filled])?;
+            let chunks = crate::cpu::heavy(|| stream.push(&piece[..filled]))?;
             progress.advance(filled as u64);
             uploads.add(chunks).await?;
             if filled < piece.len() {

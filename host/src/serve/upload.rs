@@ -252,15 +252,16 @@ pub async fn commit_upload(
     // rebuild exactly, within the size limit, before anything is written.
     let mut rebuild = ReassembleOptions::new(&table.key, &table.layout);
     rebuild.max_raw_bytes = config.max_item_bytes;
-    let item = reassemble(&parent, &items, &rebuild).map_err(|e| ApiError {
-        status: if e.code() == "DECOMPRESS_LIMIT" {
-            axum::http::StatusCode::PAYLOAD_TOO_LARGE
-        } else {
-            axum::http::StatusCode::BAD_REQUEST
-        },
-        code: e.code(),
-        message: format!("the upload does not check out: {e}"),
-    })?;
+    let item =
+        crate::cpu::heavy(|| reassemble(&parent, &items, &rebuild)).map_err(|e| ApiError {
+            status: if e.code() == "DECOMPRESS_LIMIT" {
+                axum::http::StatusCode::PAYLOAD_TOO_LARGE
+            } else {
+                axum::http::StatusCode::BAD_REQUEST
+            },
+            code: e.code(),
+            message: format!("the upload does not check out: {e}"),
+        })?;
     let whole_rules = ValidateOptions {
         key: Some(&table.key),
         max_item_bytes: usize::MAX,
