@@ -171,6 +171,9 @@ function sampleSizes() {
 
 const loadSample = guarded(async () => {
   clearError();
+  // The previous item's plan is stale from this moment, not only once the
+  // new one is measured (its "ready" state must not outlive it).
+  resetDownstream();
   const size = Number(byId('sample-size').value);
   setSourceStatus(`Generating a ${shortBytes(size)} order history…`);
   await nextFrame();
@@ -184,6 +187,7 @@ const loadSample = guarded(async () => {
 async function useFile(file) {
   clearError();
   if (!file) return;
+  resetDownstream();
   const limit = state.config.maxItemBytes;
   if (file.size > limit) {
     throw new PageError('FILE_TOO_LARGE', `“${file.name}” is ${bytes(file.size)}, more than this server accepts (${bytes(limit)}). Choose a smaller file.`);
