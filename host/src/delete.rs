@@ -7,7 +7,7 @@ use dynaslice_core::plan::{parent_get, plan_delete};
 
 use crate::error::HostError;
 use crate::get::check_key;
-use crate::put::PutOptions;
+use crate::put::{PutOptions, clean_up};
 use crate::send::Written;
 use crate::table::TableConfig;
 
@@ -52,18 +52,11 @@ pub async fn delete(
             });
         }
     }
-    let mut chunks_deleted = 0;
-    let mut chunks_left = 0;
-    for batch in plan.chunks {
-        let count = batch.requests.len();
-        match sender.batch_write(batch, &()).await {
-            Ok(()) => chunks_deleted += count,
-            Err(_) => chunks_left += count,
-        }
-    }
+    let chunks: usize = plan.chunks.iter().map(|b| b.requests.len()).sum();
+    let chunks_left = clean_up(&sender, plan.chunks).await;
     Ok(DeleteOutcome {
         existed: true,
-        chunks_deleted,
+        chunks_deleted: chunks - chunks_left,
         chunks_left,
     })
 }

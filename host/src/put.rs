@@ -134,7 +134,7 @@ pub(crate) async fn read_expect(
     Ok(Expect::from_stored_at(stored.as_ref(), &table.target())?)
 }
 
-fn replaced(expect: &Expect) -> Option<VersionId> {
+pub(crate) fn replaced(expect: &Expect) -> Option<VersionId> {
     match expect {
         Expect::Version { version, .. } => Some(*version),
         _ => None,
@@ -278,8 +278,9 @@ async fn committed(
     })
 }
 
-/// Deletes the replaced version's chunks; returns how many deletes failed.
-async fn clean_up(sender: &Sender<'_>, cleanup: Vec<BatchWrite>) -> usize {
+/// Sends chunk deletes (a replaced version's, or a deleted item's) after
+/// the commit; returns how many failed (unreferenced now: `gc` removes them).
+pub(crate) async fn clean_up(sender: &Sender<'_>, cleanup: Vec<BatchWrite>) -> usize {
     let mut left = 0;
     for batch in cleanup {
         let count = batch.requests.len();

@@ -16,7 +16,9 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::error::HostError;
 use crate::progress::Progress;
-use crate::put::{PutOptions, PutOutcome, commit_batch, fresh_version, read_expect};
+use crate::put::{
+    PutOptions, PutOutcome, clean_up, commit_batch, fresh_version, read_expect, replaced,
+};
 use crate::send::Sender;
 use crate::table::TableConfig;
 
@@ -135,20 +137,11 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
         return Err(HostError::Input("a streamed write plans one commit".into()));
     };
     commit_batch(&sender, table, &split, commit, abort).await?;
-    let mut cleanup_left = 0;
-    for batch in plan.cleanup {
-        let count = batch.requests.len();
-        if sender.batch_write(batch, &()).await.is_err() {
-            cleanup_left += count;
-        }
-    }
+    let cleanup_left = clean_up(&sender, plan.cleanup).await;
     Ok(PutOutcome {
         mode: "batch",
         manifest: split.manifest.clone(),
-        replaced: match expect {
-            dynaslice_core::Expect::Version { version, .. } => Some(version),
-            _ => None,
-        },
+        replaced: replaced(&expect),
         bytes_written: (item_size(&split.parent) + uploads.written) as u64,
         planned_write_units: uploads.units + write_units(item_size(&split.parent), false),
         cleanup_left,

@@ -216,9 +216,14 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
     };
     match &args.out {
         Some(path) => {
-            let bytes = match fetched.item.get(&args.attribute) {
-                Some(AttributeValue::B(bytes)) => bytes.clone(),
-                _ => item_to_json(&fetched.item).to_string().into_bytes(),
+            let mut item = fetched.item;
+            // The file's bytes move out of the item rather than being copied.
+            let bytes = match item.remove(&args.attribute) {
+                Some(AttributeValue::B(bytes)) => bytes,
+                other => {
+                    item.extend(other.map(|v| (args.attribute.clone(), v)));
+                    item_to_json(&item).to_string().into_bytes()
+                }
             };
             tokio::fs::write(path, &bytes)
                 .await

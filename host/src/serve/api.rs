@@ -156,9 +156,11 @@ async fn item(Extract(state): Shared, Query(params): Params) -> Result<Response,
     let Some(attribute) = params.get("attribute") else {
         return Ok(Json(item_to_json(&fetched.item)).into_response());
     };
-    let bytes = match fetched.item.get(attribute) {
-        Some(AttributeValue::B(bytes)) => bytes.clone(),
-        Some(AttributeValue::S(text)) => text.clone().into_bytes(),
+    let mut item = fetched.item;
+    // Moved out of the item, not copied: it may be 64 MiB.
+    let bytes = match item.remove(attribute) {
+        Some(AttributeValue::B(bytes)) => bytes,
+        Some(AttributeValue::S(text)) => text.into_bytes(),
         Some(_) => {
             return Err(ApiError::bad(
                 "ATTRIBUTE_NOT_BLOB",
