@@ -38,7 +38,7 @@ for (const s of asked) {
 }
 const sections = new Set(asked.length ? asked : SECTIONS);
 
-const wasm = readFileSync(new URL('../dist/node/dynaslice_wasm_bg.wasm', dynasliceEntry));
+const wasm = readFileSync(new URL('../dist/web/dynaslice_wasm_bg.wasm', dynasliceEntry));
 console.log('# dynaslice npm package benchmark\n');
 console.log(`- Node ${process.version}, ${cpus().length} × ${cpus()[0].model}`);
 console.log(`- garbage collection between split calls: ${globalThis.gc ? 'yes' : 'no (run with node --expose-gc)'}`);

@@ -14,9 +14,9 @@ use crate::value::{AttributeValue, Item};
 pub const MAX_ITEM_BYTES: usize = 409_600;
 
 /// Overhead of a list or map value, before its elements.
-const CONTAINER_BYTES: usize = 3;
+pub(crate) const CONTAINER_BYTES: usize = 3;
 /// Overhead of each list or map element.
-const ELEMENT_BYTES: usize = 1;
+pub(crate) const ELEMENT_BYTES: usize = 1;
 
 /// The exact size DynamoDB bills and limits for `item`.
 ///
@@ -68,6 +68,6 @@ pub fn value_size(value: &AttributeValue) -> usize {
     }
 }
 
-fn number_text_size(text: &str) -> usize {
+pub(crate) fn number_text_size(text: &str) -> usize {
     number::number_size(text).unwrap_or(text.len())
 }

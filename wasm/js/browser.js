@@ -1,14 +1,15 @@
 // Browser entry: `await init()` once (it fetches dynaslice_wasm_bg.wasm next
 // to this module), or `initSync(bytes)` with the module's bytes.
-import initWasm, {
-  initSync as initWasmSync,
-  __setNumberValueClass,
-  Splitter as WasmSplitter,
-} from '../dist/web/dynaslice_wasm.js';
-import { NumberValue } from './number-value.js';
-import { guardSplitter, splitStreamWith } from './stream.js';
+import initWasm, * as wasm from '../dist/web/dynaslice_wasm.js';
+import { bind } from './api.js';
 
-export {
+export { NumberValue } from './number-value.js';
+
+// The module's exports are live bindings: the functions exist before init()
+// and work once it has run.
+const api = bind(wasm);
+
+export const {
   itemSize,
   validateItem,
   compress,
@@ -18,12 +19,9 @@ export {
   parentRequest,
   readRequests,
   deleteRequests,
-} from '../dist/web/dynaslice_wasm.js';
-export { NumberValue };
-
-/** Splits a Blob, ReadableStream or async iterable chunk by chunk; see index.d.ts. */
-export const Splitter = guardSplitter(WasmSplitter);
-export const splitStream = splitStreamWith(Splitter);
+  Splitter,
+  splitStream,
+} = api;
 
 let ready;
 
@@ -33,9 +31,7 @@ let ready;
  * @param {RequestInfo | URL | Response | BufferSource | WebAssembly.Module} [source]
  */
 export default function init(source) {
-  ready ??= initWasm(source === undefined ? undefined : { module_or_path: source }).then(() => {
-    __setNumberValueClass(NumberValue);
-  });
+  ready ??= initWasm(source === undefined ? undefined : { module_or_path: source });
   return ready;
 }
 
@@ -44,6 +40,5 @@ export default function init(source) {
  * @param {BufferSource | WebAssembly.Module} module
  */
 export function initSync(module) {
-  initWasmSync({ module });
-  __setNumberValueClass(NumberValue);
+  wasm.initSync({ module });
 }

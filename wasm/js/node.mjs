@@ -1,10 +1,10 @@
 // Node entry: loads the WebAssembly module synchronously (no init needed).
 import { createRequire } from 'node:module';
-import { NumberValue } from './number-value.js';
-import { guardSplitter, splitStreamWith } from './stream.js';
+import { bind } from './api.js';
 
-const wasm = createRequire(import.meta.url)('../dist/node/dynaslice_wasm.js');
-wasm.__setNumberValueClass(NumberValue);
+export { NumberValue } from './number-value.js';
+
+const api = bind(createRequire(import.meta.url)('../dist/node/dynaslice_wasm.js'));
 
 export const {
   itemSize,
@@ -16,12 +16,9 @@ export const {
   parentRequest,
   readRequests,
   deleteRequests,
-} = wasm;
-export { NumberValue };
-
-/** Splits a Blob, ReadableStream or Node stream chunk by chunk; see index.d.ts. */
-export const Splitter = guardSplitter(wasm.Splitter);
-export const splitStream = splitStreamWith(Splitter);
+  Splitter,
+  splitStream,
+} = api;
 
 /**
  * Node loads the module on import; `init()` exists so that code shared with

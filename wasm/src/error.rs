@@ -23,16 +23,6 @@ impl Failure {
         }
     }
 
-    /// Bad input from JavaScript: a wrong type or shape, with where.
-    pub fn input(path: &str, message: impl std::fmt::Display) -> Self {
-        let at = if path.is_empty() {
-            String::new()
-        } else {
-            format!("{path}: ")
-        };
-        Self::new("INPUT_INVALID", format!("{at}{message}"))
-    }
-
     /// Attaches the violation list (objects with `code`, `path`, `message`).
     pub fn with_violations(mut self, violations: Array) -> Self {
         self.violations = Some(violations);

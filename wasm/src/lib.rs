@@ -1,6 +1,9 @@
 //! WebAssembly bindings of `dynaslice-core`, published as the npm package
-//! `dynaslice`. Glue only: each export reads its JavaScript arguments, calls
-//! the core, and converts the result; every conversion is in [`convert`].
+//! `dynaslice`. Glue only: each export reads its arguments, calls the core,
+//! and converts the result; every conversion is in [`convert`]. Items cross
+//! as value streams, written and read by the package's `js/encode.js` and
+//! `js/decode.js`; these exports are called only by the package's
+//! `js/api.js`, which gives them their public shape.
 
 mod convert;
 mod error;
@@ -10,30 +13,23 @@ use dynaslice_core::{Expect, MAX_ITEM_BYTES, ValidateOptions, plan};
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
 
-use convert::{TableOptions, set};
+use convert::{TableOptions, set, stream};
 use error::Failure;
 
 pub use splitter::Splitter;
 
 type JsResult<T> = Result<T, JsValue>;
 
-/// Called once by the package's entry module with its `NumberValue` class.
-#[wasm_bindgen(js_name = __setNumberValueClass)]
-pub fn set_number_value_class(class: js_sys::Function) {
-    convert::set_number_value_class(class);
-}
-
-/// The exact size DynamoDB bills and limits for `item`.
+/// The exact size DynamoDB bills and limits for the item.
 #[wasm_bindgen(js_name = itemSize)]
-pub fn item_size(item: JsValue, options: JsValue) -> JsResult<f64> {
-    let item = convert::item_from_js(&item, &convert::input_options(&options)?)?;
-    Ok(dynaslice_core::item_size(&item) as f64)
+pub fn item_size(item: &[u8]) -> JsResult<f64> {
+    Ok(stream::item_size(item)? as f64)
 }
 
-/// Every rule `item` breaks, as `{ code, path, message }`; empty when valid.
+/// Every rule the item breaks, as `{ code, path, message }`; empty when valid.
 #[wasm_bindgen(js_name = validateItem)]
-pub fn validate_item(item: JsValue, options: JsValue) -> JsResult<Array> {
-    let item = convert::item_from_js(&item, &convert::input_options(&options)?)?;
+pub fn validate_item(item: &[u8], options: JsValue) -> JsResult<Array> {
+    let item = stream::item(item)?;
     let key_option = convert::get(&options, "key");
     let key = if key_option.is_undefined() {
         None
@@ -66,14 +62,15 @@ pub fn decompress(bytes: JsValue, options: JsValue) -> JsResult<Vec<u8>> {
 }
 
 /// Splits an item and plans its write: the parent, the chunks, the requests
-/// to send, and the write capacity they cost.
+/// to send, and the write capacity they cost. `stored` is the stream of the
+/// parent `options.expect` holds, when it holds one.
 #[wasm_bindgen]
-pub fn split(item: JsValue, options: JsValue) -> JsResult<JsValue> {
+pub fn split(item: &[u8], stored: Option<Box<[u8]>>, options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
-    let item = convert::item_from_js(&item, &convert::input_options(&options)?)?;
+    let item = stream::item(item)?;
     let split_options = convert::split_options(&table, &options)?;
     let split = dynaslice_core::split_item(&item, &split_options).map_err(Failure::from)?;
-    let expect = expectation(&options, &table)?;
+    let expect = expectation(&options, stored.as_deref(), &table)?;
     let target = table.target();
     let plan = plan::plan_write(&split, &target, &expect, convert::write_mode(&options)?)
         .map_err(Failure::from)?;
@@ -81,50 +78,51 @@ pub fn split(item: JsValue, options: JsValue) -> JsResult<JsValue> {
 }
 
 /// What the write replaces: `expect` is `"absent"` (default), `"any"`, or
-/// the stored parent as read (DynamoDB JSON).
-pub(crate) fn expectation(options: &JsValue, table: &TableOptions) -> Result<Expect, Failure> {
+/// the stored parent as read (DynamoDB JSON), whose stream is `stored`.
+pub(crate) fn expectation(
+    options: &JsValue,
+    stored: Option<&[u8]>,
+    table: &TableOptions,
+) -> Result<Expect, Failure> {
     let expect = convert::get(options, "expect");
-    match expect.as_string().as_deref() {
+    match (expect.as_string().as_deref(), stored) {
+        (_, Some(stored)) => {
+            let stored = stream::item(stored)?;
+            Ok(Expect::from_stored_at(Some(&stored), &table.target()).map_err(Failure::from)?)
+        }
         _ if expect.is_undefined() || expect.is_null() => Ok(Expect::Absent),
-        Some("absent") => Ok(Expect::Absent),
-        Some("any") => Ok(Expect::Any),
-        Some(_) => Err(Failure::new(
+        (Some("absent"), None) => Ok(Expect::Absent),
+        (Some("any"), None) => Ok(Expect::Any),
+        _ => Err(Failure::new(
             "OPTIONS_INVALID",
             "option expect must be \"absent\", \"any\" or the stored parent",
         )),
-        None => {
-            let stored = convert::item_from_js(&expect, &convert::DYNAMODB_INPUT)?;
-            Ok(Expect::from_stored_at(Some(&stored), &table.target()).map_err(Failure::from)?)
-        }
     }
 }
 
-/// Rebuilds the item from its parent and chunks (DynamoDB JSON, any order).
+/// Rebuilds an item from its parent and chunks (streams of DynamoDB JSON
+/// items, chunks back to back in any order, `ends` where each ends); returns
+/// the item's stream.
 #[wasm_bindgen]
-pub fn reassemble(parent: JsValue, chunks: JsValue, options: JsValue) -> JsResult<JsValue> {
+pub fn reassemble(
+    parent: &[u8],
+    chunks: &[u8],
+    ends: &[u32],
+    options: JsValue,
+) -> JsResult<Vec<u8>> {
     let table = TableOptions::from_js(&options)?;
-    let parent = convert::item_from_js(&parent, &convert::DYNAMODB_INPUT)?;
-    if !convert::js::is_array(&chunks, "chunks")? {
-        return Err(Failure::new("INPUT_INVALID", "chunks must be an array of chunk items").into());
-    }
-    let chunks = convert::js::elements(&chunks, "chunks")?
-        .iter()
-        .map(|c| convert::item_from_js(c, &convert::DYNAMODB_INPUT))
-        .collect::<Result<Vec<_>, _>>()?;
+    let parent = stream::item(parent)?;
+    let chunks = stream::items(chunks, ends)?;
     let item = dynaslice_core::reassemble(&parent, &chunks, &table.reassemble(&options)?)
         .map_err(Failure::from)?;
-    Ok(convert::item_to_js(
-        &item,
-        &convert::output_options(&options)?,
-    )?)
+    Ok(stream::to_stream(&item))
 }
 
-/// The GetItem request for the parent with `key` (consistent).
+/// The GetItem request for the parent whose key the item holds (consistent).
 #[wasm_bindgen(js_name = parentRequest)]
-pub fn parent_request(key: JsValue, options: JsValue) -> JsResult<JsValue> {
+pub fn parent_request(key: &[u8], options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
-    let key = convert::item_from_js(&key, &convert::input_options(&options)?)?;
-    let key = table.key.key_of(&key);
+    let key = table.key.key_of(&stream::item(key)?);
     let checked = ValidateOptions {
         key: Some(&table.key),
         max_item_bytes: MAX_ITEM_BYTES,
@@ -137,9 +135,9 @@ pub fn parent_request(key: JsValue, options: JsValue) -> JsResult<JsValue> {
 
 /// The BatchGetItem requests for a parent's chunks, and their read capacity.
 #[wasm_bindgen(js_name = readRequests)]
-pub fn read_requests(parent: JsValue, options: JsValue) -> JsResult<JsValue> {
+pub fn read_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
-    let parent = convert::item_from_js(&parent, &convert::DYNAMODB_INPUT)?;
+    let parent = stream::item(parent)?;
     let consistent = convert::flag(&options, "consistentRead", true)?;
     let read = plan::plan_read(&parent, &table.target(), consistent).map_err(Failure::from)?;
     let result = Object::new();
@@ -154,9 +152,9 @@ pub fn read_requests(parent: JsValue, options: JsValue) -> JsResult<JsValue> {
 
 /// The requests deleting a stored item: the parent first, then its chunks.
 #[wasm_bindgen(js_name = deleteRequests)]
-pub fn delete_requests(parent: JsValue, options: JsValue) -> JsResult<JsValue> {
+pub fn delete_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
-    let parent = convert::item_from_js(&parent, &convert::DYNAMODB_INPUT)?;
+    let parent = stream::item(parent)?;
     let delete = plan::plan_delete(&parent, &table.target()).map_err(Failure::from)?;
     let result = Object::new();
     set(&result, "deleteItem", &convert::delete(&delete.parent));

@@ -22,14 +22,19 @@ pub struct Splitter {
 
 #[wasm_bindgen]
 impl Splitter {
-    /// `item` holds the key and small attributes; `options` adds the table,
+    /// `item` (a value stream) holds the key and small attributes, `stored`
+    /// is the stream of the parent `options.expect` holds; `options` adds the table,
     /// `attribute` (the binary attribute's name), `size` (its exact length),
     /// and optionally `codec` (`none`, `deflate`, `zlib`, `gzip`), `level`,
     /// `chunkItemBytes`, `maxRawBytes`, `version` and `expect`.
     #[wasm_bindgen(constructor)]
-    pub fn new(item: JsValue, options: JsValue) -> Result<Splitter, JsValue> {
+    pub fn new(
+        item: &[u8],
+        stored: Option<Box<[u8]>>,
+        options: JsValue,
+    ) -> Result<Splitter, JsValue> {
         let table = TableOptions::from_js(&options)?;
-        let parent = convert::item_from_js(&item, &convert::input_options(&options)?)?;
+        let parent = convert::stream::item(item)?;
         let split_options = convert::split_options(&table, &options)?;
         let attribute = convert::get(&options, "attribute")
             .as_string()
@@ -52,7 +57,7 @@ impl Splitter {
         } else {
             convert::compression(&options)?
         };
-        let expect = crate::expectation(&options, &table)?;
+        let expect = crate::expectation(&options, stored.as_deref(), &table)?;
         let inner = StreamSplit::new(parent, attribute, size as u64, compression, &split_options)
             .map_err(Failure::from)?;
         Ok(Splitter {

@@ -1,7 +1,11 @@
 // The binding's own tests, included by `node.rs` (run in Node) and
 // `browser.rs` (run in headless Chromium). They check what only the binding
-// can get wrong: conversions, error objects, and recovery after errors.
+// can get wrong: items arriving as value streams (hostile bytes included),
+// error objects, and recovery after errors. The JavaScript side of the
+// boundary (js/encode.js, js/decode.js) is tested by tests/js.
 
+use dynaslice_core::encoding::{decode_attributes, encode_attributes};
+use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType, SplitOptions, VersionId};
 use dynaslice_wasm::{compress, decompress, item_size, reassemble, split, validate_item};
 use js_sys::{Array, JSON, Reflect};
 use wasm_bindgen::{JsCast, JsValue};
@@ -24,95 +28,96 @@ fn code_of(error: JsValue) -> String {
         .expect("errors carry a code")
 }
 
-#[wasm_bindgen_test]
-fn item_size_reads_both_formats() {
-    // 2 + 1 (pk: "a") + 1 + 3 (n: 120, aligned pairs 01|20 + 1) + 1 + 5 (s: "hello")
-    let ddb = json(r#"{ "pk": { "S": "a" }, "n": { "N": "120" }, "s": { "S": "hello" } }"#);
-    assert_eq!(item_size(ddb, JsValue::UNDEFINED).unwrap(), 13.0);
-    let plain = json(r#"{ "pk": "a", "n": 120, "s": "hello" }"#);
-    assert_eq!(
-        item_size(plain, json(r#"{ "format": "plain" }"#)).unwrap(),
-        13.0
-    );
+fn stream(item: &Item) -> Vec<u8> {
+    encode_attributes(item.iter().map(|(k, v)| (k.as_str(), v))).to_vec()
 }
 
-#[wasm_bindgen_test]
-fn the_format_is_never_guessed() {
-    // A plain object that looks like DynamoDB JSON is a map when read as plain.
-    let looks_typed = json(r#"{ "x": { "S": "a" } }"#);
-    // DynamoDB JSON: x is the string "a": 1 + 1.
-    assert_eq!(
-        item_size(looks_typed.clone(), JsValue::UNDEFINED).unwrap(),
-        2.0
-    );
-    // Plain: x is a map { S: "a" }: 1 + 3 + (1 + 1 + 1).
-    assert_eq!(
-        item_size(looks_typed, json(r#"{ "format": "plain" }"#)).unwrap(),
-        7.0
-    );
+fn s(text: &str) -> AttributeValue {
+    AttributeValue::S(text.into())
 }
 
-#[wasm_bindgen_test]
-fn bad_input_gives_typed_errors_and_the_module_keeps_working() {
-    let cases = [
-        (
-            r#"{ "x": { "Q": "a" } }"#,
-            JsValue::UNDEFINED,
-            "INPUT_INVALID",
-        ),
-        (
-            r#"{ "x": { "S": 5 } }"#,
-            JsValue::UNDEFINED,
-            "INPUT_INVALID",
-        ),
-        (
-            r#"{ "x": { "S": "a", "N": "1" } }"#,
-            JsValue::UNDEFINED,
-            "INPUT_INVALID",
-        ),
-        (r#"[1, 2]"#, JsValue::UNDEFINED, "INPUT_INVALID"),
-        (
-            r#"{ "x": 1 }"#,
-            json(r#"{ "format": "nope" }"#),
-            "OPTIONS_INVALID",
-        ),
-    ];
-    for (item, options, code) in cases {
-        assert_eq!(
-            code_of(item_size(json(item), options).unwrap_err()),
-            code,
-            "{item}"
-        );
-        assert_eq!(
-            item_size(json(r#"{ "a": { "S": "b" } }"#), JsValue::UNDEFINED).unwrap(),
-            2.0
-        );
+fn item(attributes: &[(&str, AttributeValue)]) -> Item {
+    let mut item = Item::new();
+    for (name, value) in attributes {
+        item.insert((*name).into(), value.clone());
     }
-    // Non-finite numbers in the plain format.
-    let nan = js_sys::Object::new();
-    Reflect::set(&nan, &"n".into(), &f64::NAN.into()).unwrap();
-    let plain = json(r#"{ "format": "plain" }"#);
-    assert_eq!(
-        code_of(item_size(nan.into(), plain.clone()).unwrap_err()),
-        "NUMBER_INVALID"
-    );
-    // A cyclic object is stopped by the nesting limit, not a stack overflow.
-    let cyclic = js_sys::Object::new();
-    Reflect::set(&cyclic, &"self".into(), &cyclic).unwrap();
-    assert_eq!(
-        code_of(item_size(cyclic.into(), plain).unwrap_err()),
-        "NESTING_TOO_DEEP"
-    );
+    item
+}
+
+/// A value inside `lists` lists.
+fn nested(lists: usize) -> Item {
+    let mut value = AttributeValue::Null;
+    for _ in 0..lists {
+        value = AttributeValue::L(vec![value]);
+    }
+    item(&[("x", value)])
+}
+
+#[wasm_bindgen_test]
+fn item_size_reads_the_stream() {
+    // 2 + 1 (pk: "a") + 1 + 3 (n: 120, aligned pairs 01|20 + 1) + 1 + 5 (s: "hello")
+    let good = item(&[
+        ("pk", s("a")),
+        ("n", AttributeValue::N("120".into())),
+        ("s", s("hello")),
+    ]);
+    assert_eq!(item_size(&stream(&good)).unwrap(), 13.0);
+}
+
+#[wasm_bindgen_test]
+fn hostile_streams_give_typed_errors_and_the_module_keeps_working() {
+    let good = stream(&item(&[("a", s("b"))]));
+    let mut trailing = good.clone();
+    trailing.push(0);
+    let mut unknown_tag = good.clone();
+    unknown_tag[7] = 0x0c; // "DSV" 1, count, name length, "a", then the tag
+    let mut duplicate = b"DSV\x01\x02".to_vec();
+    duplicate.extend_from_slice(b"\x01a\x06\x01a\x06");
+    let cases: [(&[u8], &str); 9] = [
+        (b"", "STREAM_TRUNCATED"),
+        (b"XSV\x01\x00", "STREAM_BAD_MAGIC"),
+        (b"DSV\x02\x00", "STREAM_UNSUPPORTED_VERSION"),
+        (&good[..good.len() - 1], "STREAM_TRUNCATED"),
+        (&trailing, "STREAM_TRAILING_BYTES"),
+        (&unknown_tag, "STREAM_UNKNOWN_TAG"),
+        (&duplicate, "STREAM_DUPLICATE_NAME"),
+        (b"DSV\x01\x80\x00", "STREAM_BAD_VARINT"),
+        // A count far beyond the bytes there: refused before allocating.
+        (b"DSV\x01\xff\xff\xff\xff\x0f", "STREAM_TRUNCATED"),
+    ];
+    for (bytes, code) in cases {
+        assert_eq!(code_of(item_size(bytes).unwrap_err()), code, "{bytes:?}");
+        assert_eq!(item_size(&good).unwrap(), 2.0, "works after {code}");
+    }
+    // Deeper than DynamoDB allows is read a little way, for validation to
+    // report with its path; far deeper is a typed error, not a stack overflow.
+    assert!(item_size(&stream(&nested(33))).is_ok());
+    let mut deep = b"DSV\x01\x01\x01x".to_vec();
+    for _ in 0..10_000 {
+        deep.extend_from_slice(&[0x07, 0x01]);
+    }
+    deep.push(0x06);
+    assert_eq!(code_of(item_size(&deep).unwrap_err()), "STREAM_TOO_DEEP");
+    assert_eq!(item_size(&good).unwrap(), 2.0);
 }
 
 #[wasm_bindgen_test]
 fn validation_lists_every_violation_with_its_path() {
-    let item = json(
-        r#"{ "n": { "N": "1234567890123456789012345678901234567890" },
-             "m": { "M": { "s": { "SS": ["a", "a"] } } } }"#,
-    );
+    let bad = item(&[
+        (
+            "n",
+            AttributeValue::N("1234567890123456789012345678901234567890".into()),
+        ),
+        (
+            "m",
+            AttributeValue::M(item(&[(
+                "s",
+                AttributeValue::Ss(vec!["a".into(), "a".into()]),
+            )])),
+        ),
+    ]);
     let options = json(r#"{ "key": [{ "name": "pk", "type": "S" }] }"#);
-    let found: Array = validate_item(item, options).unwrap();
+    let found: Array = validate_item(&stream(&bad), options).unwrap();
     let summary: Vec<(String, String)> = found
         .iter()
         .map(|v| {
@@ -128,6 +133,15 @@ fn validation_lists_every_violation_with_its_path() {
             ("NUMBER_TOO_PRECISE".to_string(), "n".to_string()),
         ]
     );
+    let deep: Array = validate_item(&stream(&nested(33)), JsValue::UNDEFINED).unwrap();
+    assert_eq!(code_of_violation(&deep.get(0)), "NESTING_TOO_DEEP");
+}
+
+fn code_of_violation(v: &JsValue) -> String {
+    Reflect::get(v, &"code".into())
+        .unwrap()
+        .as_string()
+        .unwrap()
 }
 
 #[wasm_bindgen_test]
@@ -159,14 +173,15 @@ fn compress_round_trips_and_bounds_decompression() {
 }
 
 #[wasm_bindgen_test]
-fn split_and_reassemble_round_trip_through_javascript_values() {
-    let body = "x".repeat(500_000);
-    let item = json(&format!(
-        r#"{{ "pk": {{ "S": "doc" }}, "body": {{ "S": "{body}" }}, "n": {{ "N": "1.50" }} }}"#
-    ));
+fn split_plans_from_the_stream_and_reassemble_returns_one() {
+    let original = item(&[
+        ("pk", s("doc")),
+        ("body", s(&"x".repeat(500_000))),
+        ("n", AttributeValue::N("1.50".into())),
+    ]);
     let options =
         json(r#"{ "table": "docs", "key": [{ "name": "pk", "type": "S" }], "codec": "none" }"#);
-    let result = split(item.clone(), options.clone()).unwrap();
+    let result = split(&stream(&original), None, options.clone()).unwrap();
     let chunks: Array = Reflect::get(&result, &"chunks".into())
         .unwrap()
         .dyn_into()
@@ -176,12 +191,26 @@ fn split_and_reassemble_round_trip_through_javascript_values() {
         2,
         "500 KB of text in 400 KB chunks, uncompressed"
     );
-    let parent = Reflect::get(&result, &"parent".into()).unwrap();
-    let back = reassemble(parent, chunks.reverse().into(), options).unwrap();
-    let keys = js_sys::Object::keys(back.unchecked_ref::<js_sys::Object>());
-    assert_eq!(keys.length(), 3);
-    for key in ["pk", "body", "n"] {
-        let get = |v: &JsValue| JSON::stringify(&Reflect::get(v, &key.into()).unwrap()).unwrap();
-        assert_eq!(get(&back), get(&item), "{key}");
+
+    // Reassembly takes the chunks back to back with their ends, in any order.
+    let key = KeySchema::partition("pk", KeyType::S);
+    let mut split_options = SplitOptions::new(key, VersionId::new(1_700_000_000_000, 7));
+    split_options.compression =
+        dynaslice_core::CodecChoice::Fixed(dynaslice_core::Compression::NONE);
+    let made = dynaslice_core::split_item(&original, &split_options).unwrap();
+    let mut streams = Vec::new();
+    let mut ends = Vec::new();
+    for chunk in made.chunks.iter().rev() {
+        streams.extend(stream(chunk));
+        ends.push(streams.len() as u32);
     }
+    let back = reassemble(&stream(&made.parent), &streams, &ends, options.clone()).unwrap();
+    assert_eq!(decode_attributes(&back).unwrap(), original);
+
+    // Ends that do not match the bytes are refused, and nothing is read past them.
+    ends[0] = streams.len() as u32 + 1;
+    assert_eq!(
+        code_of(reassemble(&stream(&made.parent), &streams, &ends, options).unwrap_err()),
+        "INPUT_INVALID"
+    );
 }

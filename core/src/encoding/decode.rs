@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use super::{MultiSlice, STREAM_MAGIC, STREAM_VERSION, tag};
+use crate::size;
 use crate::validate::MAX_NESTING_DEPTH;
 use crate::value::{AttributeValue, Item};
 
@@ -120,30 +121,50 @@ pub fn decode_attributes(bytes: &[u8]) -> Result<Item, DecodeError> {
 
 /// Decodes a value stream spread over several slices.
 pub fn decode_attributes_from(input: MultiSlice<'_>) -> Result<Item, DecodeError> {
-    let mut reader = Reader { input };
-    let mut magic = Vec::with_capacity(4);
-    reader.take(STREAM_MAGIC.len(), &mut magic)?;
-    if magic != STREAM_MAGIC {
-        return Err(DecodeError::BadMagic);
-    }
-    let version = reader.u8()?;
-    if version != STREAM_VERSION {
-        return Err(DecodeError::UnsupportedVersion {
-            got: version,
-            supported: STREAM_VERSION,
-        });
-    }
-    let count = reader.count()?;
+    decode(input, MAX_NESTING_DEPTH)
+}
+
+/// Decodes a value stream that may nest up to `max_depth` lists and maps,
+/// more than a stored stream may: for an item on its way to validation,
+/// which reports a value a little too deep with its path. Every other rule
+/// of the format holds.
+pub fn decode_attributes_nested(bytes: &[u8], max_depth: usize) -> Result<Item, DecodeError> {
+    decode(MultiSlice::new([bytes]), max_depth)
+}
+
+fn decode(input: MultiSlice<'_>, max_depth: usize) -> Result<Item, DecodeError> {
+    let mut reader = Reader { input, max_depth };
+    let count = reader.header()?;
     let mut item = Item::new();
     for _ in 0..count {
         let name = reader.string()?;
         let value = reader.value(0)?;
         insert_unique(&mut item, name, value)?;
     }
-    match reader.input.remaining() {
-        0 => Ok(item),
-        count => Err(DecodeError::TrailingBytes { count }),
+    reader.end()?;
+    Ok(item)
+}
+
+/// The exact DynamoDB size of the item a value stream holds (see
+/// [`crate::item_size`]), read without building the item. The structure is
+/// checked as [`decode_attributes_nested`] checks it (magic, version,
+/// varints, every length against what remains, tags, nesting up to
+/// `max_depth`, nothing after the end), and number text must be UTF-8; other
+/// text is only counted, valid UTF-8 or not, and a repeated name counts
+/// twice. Decode the stream to hold it to those rules too.
+pub fn stream_item_size(bytes: &[u8], max_depth: usize) -> Result<usize, DecodeError> {
+    let mut reader = Reader {
+        input: MultiSlice::new([bytes]),
+        max_depth,
+    };
+    let count = reader.header()?;
+    let mut number = Vec::new();
+    let mut size = 0;
+    for _ in 0..count {
+        size += reader.skip_bytes()? + reader.value_size(0, &mut number)?;
     }
+    reader.end()?;
+    Ok(size)
 }
 
 fn insert_unique(
@@ -184,6 +205,7 @@ pub struct BlobSpan {
 pub fn single_blob_span(prefix: &[u8]) -> Option<BlobSpan> {
     let mut reader = Reader {
         input: MultiSlice::new([prefix]),
+        max_depth: MAX_NESTING_DEPTH,
     };
     let mut magic = Vec::with_capacity(4);
     reader.take(STREAM_MAGIC.len(), &mut magic).ok()?;
@@ -208,20 +230,50 @@ pub fn single_blob_span(prefix: &[u8]) -> Option<BlobSpan> {
 
 struct Reader<'a> {
     input: MultiSlice<'a>,
+    /// Lists and maps a value may sit in ([`MAX_NESTING_DEPTH`] when stored).
+    max_depth: usize,
 }
 
 impl Reader<'_> {
+    /// Checks the magic and version; returns the attribute count.
+    fn header(&mut self) -> Result<usize, DecodeError> {
+        let mut magic = Vec::with_capacity(4);
+        self.take(STREAM_MAGIC.len(), &mut magic)?;
+        if magic != STREAM_MAGIC {
+            return Err(DecodeError::BadMagic);
+        }
+        let version = self.u8()?;
+        if version != STREAM_VERSION {
+            return Err(DecodeError::UnsupportedVersion {
+                got: version,
+                supported: STREAM_VERSION,
+            });
+        }
+        self.count()
+    }
+
+    /// Nothing may follow the last attribute.
+    fn end(&self) -> Result<(), DecodeError> {
+        match self.input.remaining() {
+            0 => Ok(()),
+            count => Err(DecodeError::TrailingBytes { count }),
+        }
+    }
+
+    #[inline]
     fn truncated(&self) -> DecodeError {
         DecodeError::Truncated {
             at: self.input.position(),
         }
     }
 
+    #[inline]
     fn u8(&mut self) -> Result<u8, DecodeError> {
         let at = self.truncated();
         self.input.read_u8().ok_or(at)
     }
 
+    #[inline]
     fn varint(&mut self) -> Result<u64, DecodeError> {
         let at = self.input.position();
         let mut value = 0u64;
@@ -243,6 +295,7 @@ impl Reader<'_> {
 
     /// A length or count: never more than the bytes that remain, since every
     /// element takes at least one byte, so no hostile count can allocate.
+    #[inline]
     fn count(&mut self) -> Result<usize, DecodeError> {
         let n = self.varint()?;
         if n > self.input.remaining() as u64 {
@@ -273,9 +326,9 @@ impl Reader<'_> {
     fn value(&mut self, depth: usize) -> Result<AttributeValue, DecodeError> {
         let at = self.input.position();
         let tag = self.u8()?;
-        if depth >= MAX_NESTING_DEPTH {
+        if depth >= self.max_depth {
             return Err(DecodeError::TooDeep {
-                limit: MAX_NESTING_DEPTH,
+                limit: self.max_depth,
             });
         }
         Ok(match tag {
@@ -306,6 +359,72 @@ impl Reader<'_> {
             tag::SS => AttributeValue::Ss(self.members(Self::string)?),
             tag::NS => AttributeValue::Ns(self.members(Self::string)?),
             tag::BS => AttributeValue::Bs(self.members(Self::bytes)?),
+            tag => return Err(DecodeError::UnknownTag { tag, at }),
+        })
+    }
+
+    /// Skips a length and its bytes; returns the length.
+    #[inline]
+    fn skip_bytes(&mut self) -> Result<usize, DecodeError> {
+        let len = self.count()?;
+        let at = self.truncated();
+        self.input.skip(len).ok_or(at)?;
+        Ok(len)
+    }
+
+    /// A number's size from its text, read into `scratch`.
+    fn number_size(&mut self, scratch: &mut Vec<u8>) -> Result<usize, DecodeError> {
+        let at = self.input.position();
+        let len = self.count()?;
+        scratch.clear();
+        self.take(len, scratch)?;
+        let text = core::str::from_utf8(scratch).map_err(|_| DecodeError::InvalidUtf8 { at })?;
+        Ok(size::number_text_size(text))
+    }
+
+    /// The size of one value (as [`size::value_size`]) without building it.
+    fn value_size(&mut self, depth: usize, scratch: &mut Vec<u8>) -> Result<usize, DecodeError> {
+        let at = self.input.position();
+        let tag = self.u8()?;
+        if depth >= self.max_depth {
+            return Err(DecodeError::TooDeep {
+                limit: self.max_depth,
+            });
+        }
+        Ok(match tag {
+            tag::S | tag::B => self.skip_bytes()?,
+            tag::N => self.number_size(scratch)?,
+            tag::FALSE | tag::TRUE | tag::NULL => 1,
+            tag::L => {
+                let mut total = size::CONTAINER_BYTES;
+                for _ in 0..self.count()? {
+                    total += size::ELEMENT_BYTES + self.value_size(depth + 1, scratch)?;
+                }
+                total
+            }
+            tag::M => {
+                let mut total = size::CONTAINER_BYTES;
+                for _ in 0..self.count()? {
+                    total += size::ELEMENT_BYTES
+                        + self.skip_bytes()?
+                        + self.value_size(depth + 1, scratch)?;
+                }
+                total
+            }
+            tag::SS | tag::BS => {
+                let mut total = 0;
+                for _ in 0..self.count()? {
+                    total += self.skip_bytes()?;
+                }
+                total
+            }
+            tag::NS => {
+                let mut total = 0;
+                for _ in 0..self.count()? {
+                    total += self.number_size(scratch)?;
+                }
+                total
+            }
             tag => return Err(DecodeError::UnknownTag { tag, at }),
         })
     }

@@ -7,7 +7,8 @@ mod encode;
 mod multislice;
 
 pub use decode::{
-    BlobSpan, DecodeError, decode_attributes, decode_attributes_from, single_blob_span,
+    BlobSpan, DecodeError, decode_attributes, decode_attributes_from, decode_attributes_nested,
+    single_blob_span, stream_item_size,
 };
 pub use encode::{EncodedStream, binary_attribute_prefix, encode_attributes};
 pub use multislice::MultiSlice;

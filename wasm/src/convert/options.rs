@@ -9,9 +9,7 @@ use dynaslice_core::{
 use js_sys::Array;
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::input::InputOptions;
-use super::output::OutputOptions;
-use super::{Format, get};
+use super::get;
 use crate::error::Failure;
 
 fn bad(option: &str, expected: &str) -> Failure {
@@ -51,38 +49,6 @@ pub fn size(options: &JsValue, name: &str, default: usize) -> Result<usize, Fail
         Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => Ok(n as usize),
         _ => Err(bad(name, "a non-negative integer")),
     }
-}
-
-fn format(options: &JsValue) -> Result<Format, Failure> {
-    match text(options, "format")?.as_deref() {
-        None | Some("dynamodb") => Ok(Format::DynamoDb),
-        Some("plain") => Ok(Format::Plain),
-        Some(_) => Err(bad("format", "\"dynamodb\" or \"plain\"")),
-    }
-}
-
-/// DynamoDB JSON input, for parents and chunks as read from DynamoDB.
-pub const DYNAMODB_INPUT: InputOptions = InputOptions {
-    format: Format::DynamoDb,
-    allow_imprecise_numbers: false,
-    remove_undefined: false,
-};
-
-/// How items are read: `format`, `allowImpreciseNumbers`, `removeUndefinedValues`.
-pub fn input_options(options: &JsValue) -> Result<InputOptions, Failure> {
-    Ok(InputOptions {
-        format: format(options)?,
-        allow_imprecise_numbers: flag(options, "allowImpreciseNumbers", false)?,
-        remove_undefined: flag(options, "removeUndefinedValues", false)?,
-    })
-}
-
-/// How items are written back: `format`, `wrapNumbers`.
-pub fn output_options(options: &JsValue) -> Result<OutputOptions, Failure> {
-    Ok(OutputOptions {
-        format: format(options)?,
-        wrap_numbers: flag(options, "wrapNumbers", false)?,
-    })
 }
 
 /// `{ codec, level }` for compress.

@@ -9,14 +9,8 @@ use dynaslice_core::{Item, SplitItem, WritePlan, WriteSteps};
 use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 
-use super::output::{OutputOptions, item_to_js};
+use super::output::dynamodb_item;
 use super::set;
-
-/// An item as DynamoDB JSON.
-pub fn dynamodb_item(item: &Item) -> JsValue {
-    // DynamoDB JSON output cannot fail: only plain numbers can.
-    item_to_js(item, &OutputOptions::DYNAMODB).unwrap_or(JsValue::UNDEFINED)
-}
 
 fn condition(object: &Object, condition: &Option<Condition>) {
     let Some(c) = condition else { return };

@@ -1,0 +1,440 @@
+// JavaScript items into the value stream (docs/FORMAT.md §3), the one form in
+// which items cross into WebAssembly: a single copy of one byte array,
+// instead of a call across the boundary for every value. Only the walk is
+// here; every DynamoDB rule (sizes, validation, splitting) stays in the
+// Rust core, which decodes and checks the stream as hostile bytes.
+//
+// The input is assumed hostile too: wrong types, cycles (stopped by the
+// nesting limit), non-finite numbers, throwing getters and Proxies all end
+// as a DynasliceError naming the value's path.
+
+import { dynasliceError, flag, format, isDynasliceError } from './error.js';
+
+/** DynamoDB's nesting limit: a value inside 32 lists or maps is too deep. */
+const MAX_NESTING_DEPTH = 32;
+/**
+ * Containers read before giving up: past DynamoDB's limit, so validation
+ * can report an item a little too deep with its path, yet bounded for
+ * cyclic or absurd input.
+ */
+const READ_DEPTH = MAX_NESTING_DEPTH + 8;
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+const S = 1;
+const N = 2;
+const B = 3;
+const FALSE = 4;
+const TRUE = 5;
+const NULL = 6;
+const L = 7;
+const M = 8;
+const SS = 9;
+const NS = 10;
+const BS = 11;
+
+const utf8 = new TextEncoder();
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** How many bytes the minimal LEB128 varint of `n` takes. */
+function varintWidth(n) {
+  let width = 1;
+  while (n >= 0x80) {
+    n = Math.floor(n / 128);
+    width += 1;
+  }
+  return width;
+}
+
+/** Reads item options shared by every function taking items. */
+export function inputOptions(options) {
+  return {
+    plain: format(options) === 'plain',
+    allowImprecise: flag(options, 'allowImpreciseNumbers', false),
+    removeUndefined: flag(options, 'removeUndefinedValues', false),
+  };
+}
+
+/** DynamoDB JSON, as parents and chunks are read from DynamoDB. */
+export const DYNAMODB_INPUT = Object.freeze({ plain: false, allowImprecise: false, removeUndefined: false });
+
+class Writer {
+  constructor(options) {
+    this.options = options;
+    this.buf = new Uint8Array(4096);
+    this.pos = 0;
+    /** Path segments of the value being read: names and `[i]` indices. */
+    this.path = [];
+  }
+
+  /** Makes room for `n` more bytes. */
+  reserve(n) {
+    const need = this.pos + n;
+    if (need <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < need) size *= 2;
+    const grown = new Uint8Array(size);
+    grown.set(this.buf.subarray(0, this.pos));
+    this.buf = grown;
+  }
+
+  byte(b) {
+    this.reserve(1);
+    this.buf[this.pos++] = b;
+  }
+
+  varint(n) {
+    this.reserve(10);
+    const buf = this.buf;
+    while (n >= 0x80) {
+      buf[this.pos++] = (n % 128) | 0x80;
+      n = Math.floor(n / 128);
+    }
+    buf[this.pos++] = n;
+  }
+
+  /**
+   * Writes a varint placeholder `width` bytes wide at the current position;
+   * `patch` fills it in once the count is known.
+   */
+  placeholder(width) {
+    this.reserve(width);
+    const at = this.pos;
+    this.pos += width;
+    return at;
+  }
+
+  /** Writes `n` at `at`, moving what follows if it takes fewer bytes than reserved. */
+  patch(at, width, n) {
+    const actual = varintWidth(n);
+    if (actual < width) {
+      this.buf.copyWithin(at + actual, at + width, this.pos);
+      this.pos -= width - actual;
+    }
+    const buf = this.buf;
+    let p = at;
+    while (n >= 0x80) {
+      buf[p++] = (n % 128) | 0x80;
+      n = Math.floor(n / 128);
+    }
+    buf[p] = n;
+  }
+
+  /** A string as a length and its UTF-8 bytes (lone surrogates become U+FFFD). */
+  text(s) {
+    const n = s.length;
+    // At most 3 UTF-8 bytes per UTF-16 unit.
+    const width = varintWidth(n * 3);
+    this.reserve(width + n * 3);
+    const buf = this.buf;
+    const start = this.pos + width;
+    let p = start;
+    let i = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) break;
+      buf[p++] = c;
+    }
+    if (i < n) p = start + utf8.encodeInto(s, buf.subarray(start)).written;
+    this.pos = p;
+    this.patch(start - width, width, p - start);
+  }
+
+  bytes(b) {
+    this.varint(b.length);
+    this.reserve(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+  }
+
+  pathText() {
+    let text = '';
+    for (const segment of this.path) {
+      if (typeof segment === 'number') text += `[${segment}]`;
+      else text += text === '' ? segment : `.${segment}`;
+    }
+    return text;
+  }
+
+  fail(message, code = 'INPUT_INVALID') {
+    const path = this.pathText();
+    return dynasliceError(code, path === '' ? message : `${path}: ${message}`);
+  }
+
+  /** One value with `depth` lists and maps around it. */
+  value(value, depth) {
+    if (depth >= READ_DEPTH) {
+      throw this.fail(`nesting depth ${depth + 1}, limit ${MAX_NESTING_DEPTH}`, 'NESTING_TOO_DEEP');
+    }
+    if (this.options.plain) this.plain(value, depth);
+    else this.typed(value, depth);
+  }
+
+  list(array, depth) {
+    const n = array.length;
+    if (!Number.isSafeInteger(n) || n < 0) throw this.fail('an array without a valid length');
+    this.byte(L);
+    this.varint(n);
+    for (let i = 0; i < n; i++) {
+      this.path.push(i);
+      this.value(array[i], depth + 1);
+      this.path.pop();
+    }
+  }
+
+  /** A plain map or a `Map` with string keys, as an M value. */
+  mapValue(value, depth) {
+    this.byte(M);
+    if (!(value instanceof Map)) return this.entries(value, depth + 1);
+    const width = varintWidth(value.size);
+    const at = this.placeholder(width);
+    let count = 0;
+    for (const [key, element] of value) {
+      if (typeof key !== 'string') throw this.fail('a Map must have string keys');
+      if (element === undefined && this.options.removeUndefined) continue;
+      this.text(key);
+      this.path.push(key);
+      this.value(element, depth + 1);
+      this.path.pop();
+      count += 1;
+    }
+    this.patch(at, width, count);
+  }
+
+  /** An object's own enumerable properties, each value `depth` lists and maps deep. */
+  entries(value, depth) {
+    if (!isPlainObject(value)) throw this.fail(`expected an object, got ${describe(value)}`);
+    const keys = Object.keys(value);
+    const width = varintWidth(keys.length);
+    const at = this.placeholder(width);
+    let count = 0;
+    for (const key of keys) {
+      const element = value[key];
+      if (element === undefined && this.options.removeUndefined) continue;
+      this.text(key);
+      this.path.push(key);
+      this.value(element, depth);
+      this.path.pop();
+      count += 1;
+    }
+    this.patch(at, width, count);
+  }
+
+  /** Plain JavaScript, as `@aws-sdk/util-dynamodb` marshalls it. */
+  plain(value, depth) {
+    switch (typeof value) {
+      case 'string':
+        this.byte(S);
+        return this.text(value);
+      case 'number':
+      case 'bigint':
+        this.byte(N);
+        return this.text(this.number(value));
+      case 'boolean':
+        return this.byte(value ? TRUE : FALSE);
+      case 'undefined':
+        throw this.fail('undefined is not a DynamoDB value (set removeUndefinedValues to drop it)');
+      case 'object':
+        if (value === null) return this.byte(NULL);
+        if (value instanceof Uint8Array) {
+          this.byte(B);
+          return this.bytes(value);
+        }
+        if (value instanceof ArrayBuffer) {
+          this.byte(B);
+          return this.bytes(new Uint8Array(value));
+        }
+        if (Array.isArray(value)) return this.list(value, depth);
+        if (value instanceof Set) return this.set(value);
+        if (value instanceof Map || isPlainObject(value)) return this.mapValue(value, depth);
+        if (isNumberValue(value)) {
+          this.byte(N);
+          return this.text(this.number(value));
+        }
+    }
+    throw this.fail(`${describe(value)} is not a DynamoDB value`);
+  }
+
+  /** A plain number, bigint or NumberValue as DynamoDB number text. */
+  number(value) {
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw this.fail(`${value} is not a DynamoDB number`, 'NUMBER_INVALID');
+      if ((value > MAX_SAFE || value < -MAX_SAFE) && !this.options.allowImprecise) {
+        throw this.fail(
+          `${value} is beyond Number.MAX_SAFE_INTEGER; pass a bigint or NumberValue, or set allowImpreciseNumbers`,
+          'NUMBER_IMPRECISE',
+        );
+      }
+      return String(value);
+    }
+    if (typeof value === 'bigint') return value.toString();
+    if (isNumberValue(value)) {
+      const text = value.value;
+      if (typeof text !== 'string') throw this.fail('NumberValue.value must be a string');
+      return text;
+    }
+    throw this.fail(`expected a number, bigint or NumberValue in a number set, got ${describe(value)}`);
+  }
+
+  /** A `Set`: its first member decides SS, BS or NS; every member must agree. */
+  set(set) {
+    if (set.size === 0) throw this.fail('set is empty', 'SET_EMPTY');
+    const first = set.values().next().value;
+    if (typeof first === 'string') {
+      this.byte(SS);
+      this.varint(set.size);
+      for (const member of set) this.text(this.string(member));
+    } else if (first instanceof Uint8Array || first instanceof ArrayBuffer) {
+      this.byte(BS);
+      this.varint(set.size);
+      for (const member of set) this.bytes(this.binary(member));
+    } else {
+      this.byte(NS);
+      this.varint(set.size);
+      for (const member of set) this.text(this.number(member));
+    }
+  }
+
+  string(value) {
+    if (typeof value !== 'string') throw this.fail(`expected a string, got ${describe(value)}`);
+    return value;
+  }
+
+  /** Binary: a Uint8Array (a Buffer too) or ArrayBuffer; in DynamoDB JSON also base64 text. */
+  binary(value) {
+    if (value instanceof Uint8Array) return value;
+    if (value instanceof ArrayBuffer) return new Uint8Array(value);
+    if (!this.options.plain && typeof value === 'string') {
+      if (!BASE64.test(value)) throw this.fail('B is not valid base64');
+      const text = atob(value);
+      const bytes = new Uint8Array(text.length);
+      for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+      return bytes;
+    }
+    throw this.fail(`expected a Uint8Array, got ${describe(value)}`);
+  }
+
+  array(value) {
+    if (!Array.isArray(value)) throw this.fail(`expected an array, got ${describe(value)}`);
+    return value;
+  }
+
+  /** DynamoDB JSON: an object with exactly one type key. */
+  typed(value, depth) {
+    if (!isPlainObject(value)) {
+      throw this.fail(`expected a DynamoDB JSON value like {"S": "x"}, got ${describe(value)}`);
+    }
+    let kind;
+    let keys = 0;
+    for (const key in value) {
+      if (!Object.hasOwn(value, key)) continue;
+      kind = key;
+      keys += 1;
+    }
+    if (keys !== 1) throw this.fail(`a DynamoDB JSON value has exactly one type key, got ${keys}`);
+    const inner = value[kind];
+    switch (kind) {
+      case 'S':
+        this.byte(S);
+        return this.text(this.string(inner));
+      case 'N':
+        this.byte(N);
+        return this.text(this.string(inner));
+      case 'B':
+        this.byte(B);
+        return this.bytes(this.binary(inner));
+      case 'BOOL':
+        if (typeof inner !== 'boolean') throw this.fail('BOOL must be a boolean');
+        return this.byte(inner ? TRUE : FALSE);
+      case 'NULL':
+        if (inner !== true) throw this.fail('NULL must be true');
+        return this.byte(NULL);
+      case 'L':
+        return this.list(this.array(inner), depth);
+      case 'M':
+        this.byte(M);
+        return this.entries(inner, depth + 1);
+      case 'SS':
+      case 'NS': {
+        const members = this.array(inner);
+        this.byte(kind === 'SS' ? SS : NS);
+        this.varint(members.length);
+        for (const member of members) this.text(this.string(member));
+        return;
+      }
+      case 'BS': {
+        const members = this.array(inner);
+        this.byte(BS);
+        this.varint(members.length);
+        for (const member of members) this.bytes(this.binary(member));
+        return;
+      }
+    }
+    throw this.fail(`unknown DynamoDB type ${JSON.stringify(kind)}`);
+  }
+
+  /** Writes a whole item (stream header included). */
+  item(item) {
+    this.reserve(4);
+    this.buf.set([0x44, 0x53, 0x56, 0x01], this.pos); // "DSV", version 1
+    this.pos += 4;
+    try {
+      this.entries(item, 0);
+    } catch (error) {
+      if (isDynasliceError(error)) throw error;
+      // A getter, a Proxy trap or a toString threw: the caller's value is bad.
+      throw this.fail(`reading the value threw: ${error?.message ?? String(error)}`);
+    } finally {
+      this.path.length = 0;
+    }
+  }
+
+  take() {
+    return this.buf.subarray(0, this.pos);
+  }
+}
+
+/** True for an object made by `{}` or `Object.create(null)`. */
+function isPlainObject(value) {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+/** dynaslice's NumberValue or @aws-sdk/util-dynamodb's, recognised by name. */
+function isNumberValue(value) {
+  return value?.constructor?.name === 'NumberValue';
+}
+
+/** A short description of a value's type for error messages. */
+function describe(value) {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const kind = typeof value;
+  if (kind === 'object') {
+    const name = value.constructor?.name;
+    return `an object (${typeof name === 'string' ? name : 'no prototype'})`;
+  }
+  return kind === 'undefined' ? 'undefined' : `a ${kind}`;
+}
+
+/**
+ * One item as a value stream. `options` is what `inputOptions` read; the
+ * result is a view of the writer's buffer, copied by the call that takes it.
+ */
+export function encodeItem(item, options) {
+  const writer = new Writer(options);
+  writer.item(item);
+  return writer.take();
+}
+
+/** Several items (chunks) in one buffer, with where each ends. */
+export function encodeItems(items, options, what) {
+  if (!Array.isArray(items)) throw dynasliceError('INPUT_INVALID', `${what} must be an array of chunk items`);
+  const writer = new Writer(options);
+  const ends = new Uint32Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    writer.item(items[i]);
+    ends[i] = writer.pos;
+  }
+  return { bytes: writer.take(), ends };
+}
