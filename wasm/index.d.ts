@@ -324,7 +324,12 @@ export function decompress(bytes: Uint8Array | ArrayBuffer, options?: Decompress
 /** Splits an item into a parent and chunks and plans the requests that write it. */
 export function split(item: DynamoItemInput | PlainItem, options: SplitOptions): SplitResult;
 
-/** Rebuilds an item from its parent and chunks (DynamoDB JSON, any order), checking every digest. */
+/**
+ * Rebuilds an item from its parent and chunks (DynamoDB JSON, any order), checking every digest.
+ * Binary values of 64 KiB or more are views (`subarray`) of one buffer holding the item, so a
+ * payload is not copied again; smaller ones are copies. Use `byteOffset`/`byteLength` (or
+ * `slice()`) rather than `.buffer` alone.
+ */
 export function reassemble(parent: DynamoItemInput, chunks: DynamoItemInput[], options: ReassembleOptions): DynamoItem | PlainItem;
 
 /** The consistent GetItem request for the parent with this key. */

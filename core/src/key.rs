@@ -99,9 +99,15 @@ impl KeySchema {
 
     /// The key attributes of `item` (only those present).
     pub fn key_of(&self, item: &Item) -> Item {
-        self.attributes()
+        // Inserted one by one: `collect()` into a BTreeMap sorts first, with
+        // a sort instantiated per element type (kilobytes of WebAssembly).
+        let mut key = Item::new();
+        for (name, value) in self
+            .attributes()
             .filter_map(|k| item.get_key_value(&k.name))
-            .map(|(n, v)| (n.clone(), v.clone()))
-            .collect()
+        {
+            key.insert(name.clone(), value.clone());
+        }
+        key
     }
 }

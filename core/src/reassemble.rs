@@ -268,11 +268,12 @@ pub fn reassemble(
         }
     };
     // The parent without its manifest (never cloning an inline payload).
-    let mut item: Item = parent
-        .iter()
-        .filter(|(name, _)| name.as_str() != MANIFEST_ATTRIBUTE)
-        .map(|(name, value)| (name.clone(), value.clone()))
-        .collect();
+    let mut item = Item::new();
+    for (name, value) in parent {
+        if name != MANIFEST_ATTRIBUTE {
+            item.insert(name.clone(), value.clone());
+        }
+    }
     for (name, value) in spilled {
         if item.contains_key(&name) || name == MANIFEST_ATTRIBUTE {
             return Err(ReassembleError::AttributeConflict { name });

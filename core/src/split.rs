@@ -1,6 +1,5 @@
 //! Splitting an item that is too large into a parent and chunks.
 
-use alloc::collections::BTreeSet;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -357,7 +356,7 @@ fn choose_spill<'a>(
         .iter()
         .filter(|(name, _, _)| !options.key.is_key(name) && !options.keep.contains(name))
         .collect();
-    candidates.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0)));
+    candidates.sort_unstable_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0)));
     let budget = options.parent_budget.min(options.item_limit);
     let mut kept_size = total;
     let mut manifest_size = worst_case_manifest_size(&[]);
@@ -372,13 +371,15 @@ fn choose_spill<'a>(
         names.push(name.clone());
         manifest_size = worst_case_manifest_size(&names);
     }
-    let spilled_names: BTreeSet<&String> = spilled.iter().map(|(name, _)| *name).collect();
-    let kept = sized
-        .iter()
-        .filter(|(name, _, _)| !spilled_names.contains(name))
-        .map(|&(n, v, _)| (n.clone(), v.clone()))
-        .collect();
-    spilled.sort_by(|a, b| a.0.cmp(b.0));
+    // Names are unique: an unstable sort is exact, and (like inserting rather
+    // than collecting into a map) keeps the WebAssembly build small.
+    spilled.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut kept = Item::new();
+    for &(name, value, _) in sized {
+        if spilled.binary_search_by(|(n, _)| (*n).cmp(name)).is_err() {
+            kept.insert(name.clone(), value.clone());
+        }
+    }
     (kept, spilled)
 }
 

@@ -8,6 +8,8 @@ import { NumberValue } from './number-value.js';
 import { dynasliceError } from './error.js';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/** Binary values from this size on are returned as views of the stream. */
+const SHARE_BYTES = 64 * 1024;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
@@ -100,9 +102,14 @@ class Reader {
     return utf8.decode(bytes.subarray(start, end));
   }
 
-  /** Binary: a copy, so no result shares memory with another. */
+  /**
+   * Binary: small values are copied, so they do not keep the whole stream
+   * alive; large ones are views of it (no copy of a payload), each over its
+   * own bytes only.
+   */
   binary() {
-    return this.span().slice();
+    const bytes = this.span();
+    return bytes.length < SHARE_BYTES ? bytes.slice() : bytes;
   }
 
   pathText() {

@@ -12,6 +12,7 @@ use miniz_oxide::deflate::{compress_to_vec, compress_to_vec_zlib};
 use miniz_oxide::inflate::TINFLStatus;
 use miniz_oxide::inflate::core::{DecompressorOxide, decompress as inflate, inflate_flags};
 
+use super::crc32::Crc32;
 use super::{Codec, CodecError};
 
 /// gzip header fields: magic, deflate, no flags, no mtime, no extra flags, OS unknown.
@@ -28,7 +29,7 @@ pub(super) fn compress(codec: Codec, raw: &[u8], level: u8, out: &mut Vec<u8>) {
         Codec::Gzip => {
             out.extend_from_slice(&GZIP_HEADER);
             out.extend_from_slice(&compress_to_vec(raw, level));
-            out.extend_from_slice(&crc32fast::hash(raw).to_le_bytes());
+            out.extend_from_slice(&Crc32::of(raw).to_le_bytes());
             // ISIZE is the length modulo 2^32 (RFC 1952).
             out.extend_from_slice(&(raw.len() as u32).to_le_bytes());
         }
@@ -56,7 +57,7 @@ pub(super) fn decompress(codec: Codec, body: &[u8], raw_len: usize) -> Result<Ve
             let trailer = &body[deflated..];
             let crc = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
             let isize = u32::from_le_bytes([trailer[4], trailer[5], trailer[6], trailer[7]]);
-            if crc != crc32fast::hash(&raw) || isize != raw.len() as u32 {
+            if crc != Crc32::of(&raw) || isize != raw.len() as u32 {
                 return Err(corrupt);
             }
             Ok(raw)
@@ -119,7 +120,7 @@ fn gzip_body_start(body: &[u8]) -> Option<usize> {
 pub(crate) struct DeflateStream {
     compressor: alloc::boxed::Box<CompressorOxide>,
     codec: Codec,
-    crc: crc32fast::Hasher,
+    crc: Crc32,
     len: u64,
     out: Vec<u8>,
 }
@@ -136,7 +137,7 @@ impl DeflateStream {
         Self {
             compressor: alloc::boxed::Box::new(CompressorOxide::new(flags)),
             codec,
-            crc: crc32fast::Hasher::new(),
+            crc: Crc32::new(),
             len: 0,
             out: vec![0; 64 * 1024],
         }
@@ -165,7 +166,7 @@ impl DeflateStream {
             }
         }
         if self.codec == Codec::Gzip {
-            sink(&self.crc.finalize().to_le_bytes());
+            sink(&self.crc.sum().to_le_bytes());
             sink(&(self.len as u32).to_le_bytes());
         }
     }

@@ -8,6 +8,8 @@
 
 mod auto;
 #[cfg(feature = "deflate")]
+mod crc32;
+#[cfg(feature = "deflate")]
 mod deflate;
 mod error;
 mod prefix;

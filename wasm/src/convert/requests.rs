@@ -21,11 +21,10 @@ fn condition(object: &Object, condition: &Option<Condition>) {
         .for_each(|(k, v)| set(&names, k, &v.as_str().into()));
     set(object, "ExpressionAttributeNames", &names);
     if !c.values.is_empty() {
-        let values: Item = c
-            .values
-            .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect();
+        let mut values = Item::new();
+        for (name, value) in &c.values {
+            values.insert(name.clone(), value.clone());
+        }
         set(object, "ExpressionAttributeValues", &dynamodb_item(&values));
     }
 }
