@@ -260,20 +260,17 @@ impl Reader<'_> {
         }
     }
 
-    #[inline]
     fn truncated(&self) -> DecodeError {
         DecodeError::Truncated {
             at: self.input.position(),
         }
     }
 
-    #[inline]
     fn u8(&mut self) -> Result<u8, DecodeError> {
         let at = self.truncated();
         self.input.read_u8().ok_or(at)
     }
 
-    #[inline]
     fn varint(&mut self) -> Result<u64, DecodeError> {
         let at = self.input.position();
         let mut value = 0u64;
@@ -295,7 +292,6 @@ impl Reader<'_> {
 
     /// A length or count: never more than the bytes that remain, since every
     /// element takes at least one byte, so no hostile count can allocate.
-    #[inline]
     fn count(&mut self) -> Result<usize, DecodeError> {
         let n = self.varint()?;
         if n > self.input.remaining() as u64 {
@@ -364,7 +360,6 @@ impl Reader<'_> {
     }
 
     /// Skips a length and its bytes; returns the length.
-    #[inline]
     fn skip_bytes(&mut self) -> Result<usize, DecodeError> {
         let len = self.count()?;
         let at = self.truncated();

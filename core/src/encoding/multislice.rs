@@ -32,19 +32,16 @@ impl<'a> MultiSlice<'a> {
     }
 
     /// Bytes not yet read.
-    #[inline]
     pub fn remaining(&self) -> usize {
         self.remaining
     }
 
     /// Bytes read so far.
-    #[inline]
     pub fn position(&self) -> usize {
         self.position
     }
 
     /// Reads one byte.
-    #[inline]
     pub fn read_u8(&mut self) -> Option<u8> {
         let part = self.parts.get(self.part)?;
         let b = part[self.offset];
@@ -71,7 +68,6 @@ impl<'a> MultiSlice<'a> {
     }
 
     /// Skips `len` bytes; `None` (and nothing skipped) if fewer remain.
-    #[inline]
     pub fn skip(&mut self, len: usize) -> Option<()> {
         if len > self.remaining {
             return None;
@@ -86,7 +82,6 @@ impl<'a> MultiSlice<'a> {
     }
 
     /// Moves forward within the current part, stepping to the next part at its end.
-    #[inline]
     fn advance(&mut self, n: usize) {
         self.offset += n;
         self.remaining -= n;
