@@ -5,7 +5,7 @@
 // still stops at the first malformed byte rather than guess.
 
 import { NumberValue } from './number-value.js';
-import { dynasliceError } from './error.js';
+import { atPath, dynasliceError } from './error.js';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** Binary values from this size on are returned as views of the stream. */
@@ -112,15 +112,6 @@ class Reader {
     return bytes.length < SHARE_BYTES ? bytes.slice() : bytes;
   }
 
-  pathText() {
-    let text = '';
-    for (const segment of this.path) {
-      if (typeof segment === 'number') text += `[${segment}]`;
-      else text += text === '' ? segment : `.${segment}`;
-    }
-    return text;
-  }
-
   /** A number as a JavaScript number when that is exact, a NumberValue when asked, else an error. */
   number(text) {
     if (this.wrapNumbers) return new NumberValue(text);
@@ -130,11 +121,7 @@ class Reader {
     // values; refused as util-dynamodb does, so plain output always goes
     // back in as plain input.
     if (!exact || value > MAX_SAFE || value < -MAX_SAFE) {
-      const path = this.pathText();
-      throw dynasliceError(
-        'NUMBER_IMPRECISE',
-        `${path === '' ? '' : `${path}: `}${text} does not fit a JavaScript number exactly; set wrapNumbers`,
-      );
+      throw atPath('NUMBER_IMPRECISE', this.path, `${text} does not fit a JavaScript number exactly; set wrapNumbers`);
     }
     return value;
   }

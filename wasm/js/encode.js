@@ -8,7 +8,7 @@
 // nesting limit), non-finite numbers, throwing getters and Proxies all end
 // as a DynasliceError naming the value's path.
 
-import { dynasliceError, flag, format, isDynasliceError } from './error.js';
+import { atPath, dynasliceError, flag, format, isDynasliceError } from './error.js';
 
 /** DynamoDB's nesting limit: a value inside 32 lists or maps is too deep. */
 const MAX_NESTING_DEPTH = 32;
@@ -146,18 +146,8 @@ class Writer {
     this.pos += b.length;
   }
 
-  pathText() {
-    let text = '';
-    for (const segment of this.path) {
-      if (typeof segment === 'number') text += `[${segment}]`;
-      else text += text === '' ? segment : `.${segment}`;
-    }
-    return text;
-  }
-
   fail(message, code = 'INPUT_INVALID') {
-    const path = this.pathText();
-    return dynasliceError(code, path === '' ? message : `${path}: ${message}`);
+    return atPath(code, this.path, message);
   }
 
   /** One value with `depth` lists and maps around it. */

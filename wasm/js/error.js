@@ -35,3 +35,19 @@ export function format(options) {
   if (value === 'plain') return 'plain';
   throw badOption('format', typeof value === 'string' ? '"dynamodb" or "plain"' : 'a string');
 }
+
+/** A value's path from its segments (names and list indices): `a.b[2].c`. */
+export function pathText(segments) {
+  let text = '';
+  for (const segment of segments) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else text += text === '' ? segment : `.${segment}`;
+  }
+  return text;
+}
+
+/** An error of `code` about the value at `segments`, its path first. */
+export function atPath(code, segments, message) {
+  const path = pathText(segments);
+  return dynasliceError(code, path === '' ? message : `${path}: ${message}`);
+}

@@ -317,9 +317,10 @@ impl Reader<'_> {
         String::from_utf8(self.bytes()?).map_err(|_| DecodeError::InvalidUtf8 { at })
     }
 
-    /// Decodes one value; `depth` counts the lists and maps around it, and a
-    /// value may not be deeper than DynamoDB allows (see [`MAX_NESTING_DEPTH`]).
-    fn value(&mut self, depth: usize) -> Result<AttributeValue, DecodeError> {
+    /// Reads a value's tag (and where it was); `depth` counts the lists and
+    /// maps around the value, which may not be `max_depth` or more (for a
+    /// stored stream, DynamoDB's limit: see [`MAX_NESTING_DEPTH`]).
+    fn tag(&mut self, depth: usize) -> Result<(u8, usize), DecodeError> {
         let at = self.input.position();
         let tag = self.u8()?;
         if depth >= self.max_depth {
@@ -327,6 +328,12 @@ impl Reader<'_> {
                 limit: self.max_depth,
             });
         }
+        Ok((tag, at))
+    }
+
+    /// Decodes one value with `depth` lists and maps around it.
+    fn value(&mut self, depth: usize) -> Result<AttributeValue, DecodeError> {
+        let (tag, at) = self.tag(depth)?;
         Ok(match tag {
             tag::S => AttributeValue::S(self.string()?),
             tag::N => AttributeValue::N(self.string()?),
@@ -379,13 +386,7 @@ impl Reader<'_> {
 
     /// The size of one value (as [`size::value_size`]) without building it.
     fn value_size(&mut self, depth: usize, scratch: &mut Vec<u8>) -> Result<usize, DecodeError> {
-        let at = self.input.position();
-        let tag = self.u8()?;
-        if depth >= self.max_depth {
-            return Err(DecodeError::TooDeep {
-                limit: self.max_depth,
-            });
-        }
+        let (tag, at) = self.tag(depth)?;
         Ok(match tag {
             tag::S | tag::B => self.skip_bytes()?,
             tag::N => self.number_size(scratch)?,
