@@ -279,7 +279,7 @@ impl Sender<'_> {
                 .or_default()
                 .push(write_request(request)?);
         }
-        let mut failures = 0;
+        let mut rounds = Rounds::default();
         while !pending.is_empty() {
             let (result, attempts) = self
                 .retry
@@ -297,22 +297,21 @@ impl Sender<'_> {
             }
             let left = output.unprocessed_items.unwrap_or_default();
             let left: HashMap<_, _> = left.into_iter().filter(|(_, v)| !v.is_empty()).collect();
-            if count(&left) < count(&pending) {
-                failures = 0;
-            } else {
-                failures += 1;
-                if failures >= self.retry.max_attempts {
-                    return Err(HostError::Dynamo {
-                        operation: "BatchWriteItem",
-                        aws_code: "UnprocessedItems".into(),
-                        message: format!("{} requests still unprocessed", count(&left)),
-                        attempts: failures,
-                    });
-                }
-            }
-            if !left.is_empty() {
-                tokio::time::sleep(self.retry.backoff(failures)).await;
-            }
+            let unprocessed = count(&left);
+            rounds
+                .next(
+                    &self.retry,
+                    unprocessed < count(&pending),
+                    unprocessed,
+                    || {
+                        (
+                            "BatchWriteItem",
+                            "UnprocessedItems",
+                            format!("{unprocessed} requests"),
+                        )
+                    },
+                )
+                .await?;
             pending = left;
         }
         progress.advance(put_bytes);
@@ -348,7 +347,7 @@ impl Sender<'_> {
             .map_err(|e| HostError::Input(e.to_string()))?;
         let mut pending = HashMap::from([(get.table, request)]);
         let mut found = Vec::new();
-        let mut failures = 0;
+        let mut rounds = Rounds::default();
         while !pending.is_empty() {
             let (result, attempts) = self
                 .retry
@@ -379,28 +378,60 @@ impl Sender<'_> {
                 .into_iter()
                 .filter(|(_, k)| !k.keys.is_empty())
                 .collect();
-            if got > 0 {
-                failures = 0;
-            } else if !left.is_empty() {
-                failures += 1;
-                if failures >= self.retry.max_attempts {
-                    return Err(HostError::Dynamo {
-                        operation: "BatchGetItem",
-                        aws_code: "UnprocessedKeys".into(),
-                        message: format!(
-                            "{} keys still unprocessed",
-                            left.values().map(|k| k.keys.len()).sum::<usize>()
-                        ),
-                        attempts: failures,
-                    });
-                }
-            }
-            if !left.is_empty() {
-                tokio::time::sleep(self.retry.backoff(failures)).await;
-            }
+            let unprocessed: usize = left.values().map(|k| k.keys.len()).sum();
+            rounds
+                .next(&self.retry, got > 0, unprocessed, || {
+                    (
+                        "BatchGetItem",
+                        "UnprocessedKeys",
+                        format!("{unprocessed} keys"),
+                    )
+                })
+                .await?;
             pending = left;
         }
         Ok(found)
+    }
+}
+
+/// The rounds of a batch request resent until nothing is left unprocessed:
+/// a round that made progress resets the count of failed rounds, too many
+/// in a row end the loop with an error, and a backoff precedes every resend.
+#[derive(Default)]
+struct Rounds {
+    failures: u32,
+}
+
+impl Rounds {
+    /// After a round: `progressed` when it stored or returned something,
+    /// `unprocessed` what remains; `error` names the operation, the code and
+    /// what remains, for the error.
+    async fn next(
+        &mut self,
+        retry: &RetryPolicy,
+        progressed: bool,
+        unprocessed: usize,
+        error: impl FnOnce() -> (&'static str, &'static str, String),
+    ) -> Result<(), HostError> {
+        if unprocessed == 0 {
+            return Ok(());
+        }
+        if progressed {
+            self.failures = 0;
+        } else {
+            self.failures += 1;
+            if self.failures >= retry.max_attempts {
+                let (operation, aws_code, what) = error();
+                return Err(HostError::Dynamo {
+                    operation,
+                    aws_code: aws_code.into(),
+                    message: format!("{what} still unprocessed"),
+                    attempts: self.failures,
+                });
+            }
+        }
+        tokio::time::sleep(retry.backoff(self.failures)).await;
+        Ok(())
     }
 }
 
