@@ -5,19 +5,10 @@ mod common;
 use dynaslice_core::codec::{Codec, Compression, compress, decompress_prefix};
 use proptest::prelude::*;
 
-const CODECS: [Codec; 6] = [
-    Codec::None,
-    Codec::Deflate,
-    Codec::Zlib,
-    Codec::Gzip,
-    Codec::Snappy,
-    Codec::Zstd,
-];
-
 #[test]
 fn prefixes_decode_to_prefixes_and_grow_with_the_input() {
     let raw = common::generate::bulk(11, 300_000, true);
-    for codec in CODECS {
+    for codec in Codec::ALL {
         let frame = compress(&raw, Compression::new(codec)).unwrap();
         let mut last = 0;
         for cut in [

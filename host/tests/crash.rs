@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use dynaslice_core::{AttributeValue, Item};
-use dynaslice_host::{GetOptions, LayoutKind, TableConfig};
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::AttributeValue;
+use dynaslice_host::{GetOptions, HostError, LayoutKind, TableConfig};
 
 use common::{endpoint, fresh_table, key, noise, order_history};
 
@@ -25,11 +26,19 @@ fn file_bytes(n: u64) -> Vec<u8> {
     }
 }
 
-fn stored_bytes(item: &Item) -> &[u8] {
-    match item.get("data") {
-        Some(AttributeValue::B(bytes)) => bytes,
+/// The file `item{id}` holds, if it exists.
+async fn stored_file(
+    client: &Client,
+    table: &TableConfig,
+    layout: LayoutKind,
+    id: u64,
+) -> Result<Option<Vec<u8>>, HostError> {
+    let key = key(layout, &format!("item{id}"));
+    let found = dynaslice_host::get(client, table, &key, &GetOptions::default(), &()).await?;
+    Ok(found.map(|f| match f.item.get("data") {
+        Some(AttributeValue::B(bytes)) => bytes.clone(),
         other => panic!("data is {other:?}"),
-    }
+    }))
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -105,28 +114,21 @@ async fn killed_puts_leave_old_or_new_never_partial() {
                 window_ms = (window_ms * 1.25).min(10_000.0);
             }
         }
-        let found = dynaslice_host::get(
-            &client,
-            table,
-            &key(layout, &format!("item{id}")),
-            &GetOptions::default(),
-            &(),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("after put {n}: item{id} unreadable: {e} [{}]", e.code()));
+        let now = stored_file(&client, table, layout, id)
+            .await
+            .unwrap_or_else(|e| panic!("after put {n}: item{id} unreadable: {e} [{}]", e.code()));
         // Whole: one of the versions tried on this item, byte for byte
         // (reassembly already refused anything partial or damaged).
-        let now = found.as_ref().map(|f| stored_bytes(&f.item));
-        if let Some(now) = now {
+        if let Some(now) = &now {
             let versions = &tried[&(l, id)];
             assert!(
-                versions.iter().any(|&k| file_bytes(k) == now),
+                versions.iter().any(|&k| &file_bytes(k) == now),
                 "after put {n}: item{id} is none of the versions tried on it"
             );
         }
         if exited.is_some() {
             assert!(
-                now == Some(&bytes[..]),
+                now.as_deref() == Some(&bytes[..]),
                 "put {n} completed but is not what item{id} holds"
             );
         }
@@ -140,16 +142,8 @@ async fn killed_puts_leave_old_or_new_never_partial() {
     tokio::time::sleep(Duration::from_secs(2)).await;
     let mut settled = BTreeMap::new();
     for &(l, id) in tried.keys() {
-        let found = dynaslice_host::get(
-            &client,
-            &tables[l],
-            &key(layouts[l], &format!("item{id}")),
-            &GetOptions::default(),
-            &(),
-        )
-        .await
-        .expect("get");
-        settled.insert((l, id), found.map(|f| stored_bytes(&f.item).to_vec()));
+        let found = stored_file(&client, &tables[l], layouts[l], id).await;
+        settled.insert((l, id), found.expect("get"));
     }
     for table in &tables {
         let (report, live) = common::collect_all_orphans(&client, table).await;
@@ -160,17 +154,9 @@ async fn killed_puts_leave_old_or_new_never_partial() {
     }
     // gc took nothing a stored item needs: each reads as before it ran.
     for (&(l, id), before) in &settled {
-        let found = dynaslice_host::get(
-            &client,
-            &tables[l],
-            &key(layouts[l], &format!("item{id}")),
-            &GetOptions::default(),
-            &(),
-        )
-        .await
-        .expect("get after gc");
+        let found = stored_file(&client, &tables[l], layouts[l], id).await;
         assert!(
-            found.map(|f| stored_bytes(&f.item).to_vec()) == *before,
+            found.expect("get after gc") == *before,
             "item{id} changed across gc"
         );
     }

@@ -12,14 +12,6 @@ use dynaslice_host::{ByteCounter, GetOptions, LayoutKind, PutOptions, TableConfi
 use common::{client, fresh_table, key, noise, order_history, same_item};
 
 const LAYOUTS: [LayoutKind; 2] = [LayoutKind::ChunkTable, LayoutKind::ItemCollection];
-const CODECS: [Codec; 6] = [
-    Codec::None,
-    Codec::Deflate,
-    Codec::Zlib,
-    Codec::Gzip,
-    Codec::Snappy,
-    Codec::Zstd,
-];
 
 /// An item of every attribute type around a payload of `len` bytes: half a
 /// compressible document, half noise.
@@ -130,7 +122,7 @@ async fn every_codec_in_both_modes_and_both_layouts() {
     let client = client();
     for layout in LAYOUTS {
         let table = fresh_table(&client, "codecs", layout).await;
-        for (i, codec) in CODECS.into_iter().enumerate() {
+        for (i, codec) in Codec::ALL.into_iter().enumerate() {
             for mode in [WriteMode::Atomic, WriteMode::Batch] {
                 let options = PutOptions {
                     compression: CodecChoice::Fixed(Compression::new(codec)),
