@@ -45,6 +45,16 @@ function varintWidth(n) {
   return width;
 }
 
+/** Writes the minimal LEB128 varint of `n` at `at`; returns the position after it. */
+function putVarint(buf, at, n) {
+  while (n >= 0x80) {
+    buf[at++] = (n % 128) | 0x80;
+    n = Math.floor(n / 128);
+  }
+  buf[at++] = n;
+  return at;
+}
+
 /** Reads item options shared by every function taking items. */
 export function inputOptions(options) {
   return {
@@ -57,24 +67,46 @@ export function inputOptions(options) {
 /** DynamoDB JSON, as parents and chunks are read from DynamoDB. */
 export const DYNAMODB_INPUT = Object.freeze({ plain: false, allowImprecise: false, removeUndefined: false });
 
+/**
+ * Binary values at least this long are not copied into the writer's buffer:
+ * they are referenced, and copied once, into the finished stream.
+ */
+const REFERENCE_BYTES = 16 * 1024;
+
 class Writer {
   constructor(options) {
     this.options = options;
     this.buf = new Uint8Array(4096);
     this.pos = 0;
+    /** Where the bytes of `buf` not yet in `parts` begin. */
+    this.start = 0;
+    /** The stream so far, in order: spans of earlier buffers and referenced binaries. */
+    this.parts = [];
+    /** Bytes in `parts`. */
+    this.flushed = 0;
+    /** Each referenced binary, its length when read and its path, checked by `take`. */
+    this.referenced = [];
     /** Path segments of the value being read: names and `[i]` indices. */
     this.path = [];
   }
 
+  /** The stream's length so far. */
+  get length() {
+    return this.flushed + this.pos - this.start;
+  }
+
   /** Makes room for `n` more bytes. */
   reserve(n) {
-    const need = this.pos + n;
-    if (need <= this.buf.length) return;
+    if (this.pos + n <= this.buf.length) return;
+    // Bytes before `start` are already in `parts`: only the rest moves.
+    const live = this.pos - this.start;
     let size = this.buf.length * 2;
-    while (size < need) size *= 2;
+    while (size < live + n) size *= 2;
     const grown = new Uint8Array(size);
-    grown.set(this.buf.subarray(0, this.pos));
+    grown.set(this.buf.subarray(this.start, this.pos));
     this.buf = grown;
+    this.pos = live;
+    this.start = 0;
   }
 
   byte(b) {
@@ -84,39 +116,7 @@ class Writer {
 
   varint(n) {
     this.reserve(10);
-    const buf = this.buf;
-    while (n >= 0x80) {
-      buf[this.pos++] = (n % 128) | 0x80;
-      n = Math.floor(n / 128);
-    }
-    buf[this.pos++] = n;
-  }
-
-  /**
-   * Writes a varint placeholder `width` bytes wide at the current position;
-   * `patch` fills it in once the count is known.
-   */
-  placeholder(width) {
-    this.reserve(width);
-    const at = this.pos;
-    this.pos += width;
-    return at;
-  }
-
-  /** Writes `n` at `at`, moving what follows if it takes fewer bytes than reserved. */
-  patch(at, width, n) {
-    const actual = varintWidth(n);
-    if (actual < width) {
-      this.buf.copyWithin(at + actual, at + width, this.pos);
-      this.pos -= width - actual;
-    }
-    const buf = this.buf;
-    let p = at;
-    while (n >= 0x80) {
-      buf[p++] = (n % 128) | 0x80;
-      n = Math.floor(n / 128);
-    }
-    buf[p] = n;
+    this.pos = putVarint(this.buf, this.pos, n);
   }
 
   /** A string as a length and its UTF-8 bytes (lone surrogates become U+FFFD). */
@@ -136,11 +136,27 @@ class Writer {
     }
     if (i < n) p = start + utf8.encodeInto(s, buf.subarray(start)).written;
     this.pos = p;
-    this.patch(start - width, width, p - start);
+    // The length's varint was reserved for the longest encoding: write it,
+    // moving the text back if it takes fewer bytes.
+    const len = p - start;
+    const at = start - width;
+    const actual = varintWidth(len);
+    if (actual < width) {
+      buf.copyWithin(at + actual, start, p);
+      this.pos -= width - actual;
+    }
+    putVarint(buf, at, len);
   }
 
   bytes(b) {
     this.varint(b.length);
+    if (b.length >= REFERENCE_BYTES) {
+      this.parts.push(this.buf.subarray(this.start, this.pos), b);
+      this.flushed += this.pos - this.start + b.length;
+      this.start = this.pos;
+      this.referenced.push({ bytes: b, length: b.length, path: [...this.path] });
+      return;
+    }
     this.reserve(b.length);
     this.buf.set(b, this.pos);
     this.pos += b.length;
@@ -175,38 +191,53 @@ class Writer {
   mapValue(value, depth) {
     this.byte(M);
     if (!(value instanceof Map)) return this.entries(value, depth + 1);
-    const width = varintWidth(value.size);
-    const at = this.placeholder(width);
-    let count = 0;
-    for (const [key, element] of value) {
+    for (const key of value.keys()) {
       if (typeof key !== 'string') throw this.fail('a Map must have string keys');
-      if (element === undefined && this.options.removeUndefined) continue;
+    }
+    let entries = value;
+    if (this.options.removeUndefined) entries = [...value].filter(([, element]) => element !== undefined);
+    const count = this.options.removeUndefined ? entries.length : value.size;
+    this.varint(count);
+    let written = 0;
+    for (const [key, element] of entries) {
       this.text(key);
       this.path.push(key);
       this.value(element, depth + 1);
       this.path.pop();
-      count += 1;
+      written += 1;
     }
-    this.patch(at, width, count);
+    if (written !== count) throw this.fail('the Map changed while it was read');
   }
 
   /** An object's own enumerable properties, each value `depth` lists and maps deep. */
   entries(value, depth) {
     if (!isPlainObject(value)) throw this.fail(`expected an object, got ${describe(value)}`);
     const keys = Object.keys(value);
-    const width = varintWidth(keys.length);
-    const at = this.placeholder(width);
-    let count = 0;
+    if (!this.options.removeUndefined) {
+      this.varint(keys.length);
+      for (const key of keys) {
+        const element = value[key];
+        this.text(key);
+        this.path.push(key);
+        this.value(element, depth);
+        this.path.pop();
+      }
+      return;
+    }
+    // Each value read once (a getter may answer differently twice), the
+    // count known before the entries are written.
+    const kept = [];
     for (const key of keys) {
       const element = value[key];
-      if (element === undefined && this.options.removeUndefined) continue;
-      this.text(key);
-      this.path.push(key);
-      this.value(element, depth);
-      this.path.pop();
-      count += 1;
+      if (element !== undefined) kept.push(key, element);
     }
-    this.patch(at, width, count);
+    this.varint(kept.length / 2);
+    for (let i = 0; i < kept.length; i += 2) {
+      this.text(kept[i]);
+      this.path.push(kept[i]);
+      this.value(kept[i + 1], depth);
+      this.path.pop();
+    }
   }
 
   /** Plain JavaScript, as `@aws-sdk/util-dynamodb` marshalls it. */
@@ -378,8 +409,24 @@ class Writer {
     }
   }
 
+  /** The finished stream: a view of the buffer, or one copy of all the parts. */
   take() {
-    return this.buf.subarray(0, this.pos);
+    if (this.parts.length === 0) return this.buf.subarray(0, this.pos);
+    // A referenced binary must still hold what was read: a resizable or
+    // transferred buffer can shrink while later values are read.
+    for (const { bytes, length, path } of this.referenced) {
+      if (bytes.length !== length) {
+        throw atPath('INPUT_INVALID', path, `binary of ${length} bytes changed to ${bytes.length} while the item was read`);
+      }
+    }
+    const out = new Uint8Array(this.length);
+    let at = 0;
+    for (const part of this.parts) {
+      out.set(part, at);
+      at += part.length;
+    }
+    out.set(this.buf.subarray(this.start, this.pos), at);
+    return out;
   }
 }
 
@@ -424,7 +471,7 @@ export function encodeItems(items, options, what) {
   const ends = new Uint32Array(items.length);
   for (let i = 0; i < items.length; i++) {
     writer.item(items[i]);
-    ends[i] = writer.pos;
+    ends[i] = writer.length;
   }
   return { bytes: writer.take(), ends };
 }

@@ -54,6 +54,52 @@ test('dropping undefined values changes a count after its varint was written', (
   assert.equal(back.k297, 'v');
 });
 
+test('long binaries keep their place among the values around them', () => {
+  // Binaries from 16 KiB up are referenced until the stream is finished, then
+  // copied into place; shorter ones are copied at once. Both kinds, in every
+  // container, next to text written before and after them.
+  const bytes = (length, seed) => Uint8Array.from({ length }, (_, i) => (i * 31 + seed) & 0xff);
+  const item = {
+    pk: 'k',
+    a: bytes(20_000, 1),
+    s: 'between',
+    l: [bytes(16_384, 2), 'y', bytes(16_383, 3), new Uint8Array(0)],
+    set: new Set([bytes(17_000, 4), bytes(30_000, 5)]),
+    m: new Map([['z', bytes(40_000, 6)], ['after', 'text']]),
+    pad: 'p'.repeat(300_000),
+  };
+  const listBytes = 3 + 4 + (16_384 + 1 + 16_383 + 0);
+  const mapBytes = 3 + 2 + (1 + 40_000) + (5 + 4);
+  const expected = 2 + 1 + (1 + 20_000) + (1 + 7) + (1 + listBytes) + (3 + 47_000) + (1 + mapBytes) + (3 + 300_000);
+  assert.equal(itemSize(item, { format: 'plain' }), expected);
+  const back = roundTrip(item, { format: 'plain' });
+  assert.deepEqual(back, { ...item, m: { z: item.m.get('z'), after: 'text' } });
+});
+
+test('a long binary that shrinks while the item is read is refused, not sent short', () => {
+  const buffer = new ArrayBuffer(32_768, { maxByteLength: 65_536 });
+  const item = {
+    pk: 'k',
+    data: new Uint8Array(buffer), // tracks the buffer's length
+    get later() {
+      buffer.resize(100);
+      return 'x';
+    },
+  };
+  throwsDynaslice(() => itemSize(item, { format: 'plain' }), 'INPUT_INVALID', /^data: binary of 32768 bytes changed to 100/);
+});
+
+test('a Map that grows while it is read is refused, not sent with a wrong count', () => {
+  const m = new Map();
+  m.set('a', {
+    get x() {
+      m.set('b', 1);
+      return 1;
+    },
+  });
+  throwsDynaslice(() => itemSize({ m }, { format: 'plain' }), 'INPUT_INVALID', /^m: the Map changed while it was read/);
+});
+
 test('an own __proto__ key is an attribute like any other, in and out', () => {
   const item = JSON.parse('{ "pk": { "S": "a" }, "__proto__": { "S": "x" }, "pad": { "S": "" } }');
   assert.equal(itemSize(item), 2 + 1 + 9 + 1 + 3);
