@@ -82,15 +82,14 @@ impl<'a> Decimal<'a> {
             Some(b'+') => (false, &text[1..]),
             _ => (false, text),
         };
-        let (mantissa, exp_text) = match rest.find(['e', 'E']) {
+        let (mantissa, exp_text) = match find_byte(rest, |b| b == b'e' || b == b'E') {
             Some(at) => (&rest[..at], Some(&rest[at + 1..])),
             None => (rest, None),
         };
-        let (int_part, frac_part) = match mantissa.find('.') {
+        let (int_part, frac_part) = match find_byte(mantissa, |b| b == b'.') {
             Some(at) => (&mantissa[..at], &mantissa[at + 1..]),
             None => (mantissa, ""),
         };
-        let all_digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
         if (int_part.is_empty() && frac_part.is_empty())
             || !all_digits(int_part)
             || !all_digits(frac_part)
@@ -103,17 +102,18 @@ impl<'a> Decimal<'a> {
         };
 
         // Strip leading zeros of the whole digit sequence and trailing zeros.
-        let int_trimmed = int_part.trim_start_matches('0');
+        let int_trimmed = trim_leading_zeros(int_part);
         let (int_digits, frac_digits, first_power) = if int_trimmed.is_empty() {
-            let frac_trimmed = frac_part.trim_start_matches('0');
+            let frac_trimmed = trim_leading_zeros(frac_part);
             let leading = (frac_part.len() - frac_trimmed.len()) as i64;
-            ("", frac_trimmed.trim_end_matches('0'), -1 - leading)
+            ("", trim_trailing_zeros(frac_trimmed), -1 - leading)
         } else {
             let power = int_trimmed.len() as i64 - 1;
-            if frac_part.trim_end_matches('0').is_empty() {
-                (int_trimmed.trim_end_matches('0'), "", power)
+            let frac_trimmed = trim_trailing_zeros(frac_part);
+            if frac_trimmed.is_empty() {
+                (trim_trailing_zeros(int_trimmed), "", power)
             } else {
-                (int_trimmed, frac_part.trim_end_matches('0'), power)
+                (int_trimmed, frac_trimmed, power)
             }
         };
         let exponent = first_power.saturating_add(exp_shift);
@@ -243,13 +243,53 @@ fn parse_exponent(text: &str) -> Result<i64, NumberError> {
         Some(b'+') => (false, &text[1..]),
         _ => (false, text),
     };
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+    if digits.is_empty() || !all_digits(digits) {
         return Err(NumberError::Invalid);
     }
     let magnitude = digits.bytes().fold(0i64, |acc, b| {
         acc.saturating_mul(10).saturating_add(i64::from(b - b'0'))
     });
     Ok(if negative { -magnitude } else { magnitude })
+}
+
+// Byte loops rather than `str` patterns and iterator adaptors: every number
+// of every item is parsed here, and at opt-level "z" (the WebAssembly build)
+// those stay calls per character.
+
+/// Where the first byte `hit` accepts is, if any (an ASCII byte found in
+/// UTF-8 text is always a character boundary).
+fn find_byte(text: &str, hit: impl Fn(u8) -> bool) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if hit(bytes[i]) {
+            return Some(i);
+        }
+        i += 1;
+    }
+    None
+}
+
+fn all_digits(text: &str) -> bool {
+    find_byte(text, |b| !b.is_ascii_digit()).is_none()
+}
+
+fn trim_leading_zeros(digits: &str) -> &str {
+    let bytes = digits.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() && bytes[start] == b'0' {
+        start += 1;
+    }
+    &digits[start..]
+}
+
+fn trim_trailing_zeros(digits: &str) -> &str {
+    let bytes = digits.as_bytes();
+    let mut end = bytes.len();
+    while end > 0 && bytes[end - 1] == b'0' {
+        end -= 1;
+    }
+    &digits[..end]
 }
 
 /// The stored size of number text, by [`Decimal::stored_size`].

@@ -266,15 +266,23 @@ impl Reader<'_> {
         }
     }
 
+    // Read for every byte of every tag, name and count: inlined even at
+    // opt-level "z" (the WebAssembly build), and the error built only on failure.
+    #[inline(always)]
     fn u8(&mut self) -> Result<u8, DecodeError> {
-        let at = self.truncated();
-        self.input.read_u8().ok_or(at)
+        match self.input.read_u8() {
+            Some(b) => Ok(b),
+            None => Err(self.truncated()),
+        }
     }
 
     fn varint(&mut self) -> Result<u64, DecodeError> {
         let at = self.input.position();
         let mut value = 0u64;
-        for shift in (0..64).step_by(7) {
+        // A plain loop, not `(0..64).step_by(7)`: at opt-level "z" the
+        // iterator's `next` stays a call for every byte.
+        let mut shift = 0;
+        while shift < 64 {
             let b = self.u8()?;
             let bits = u64::from(b & 0x7f);
             // The tenth byte may only carry the top bit of a u64; a zero
@@ -286,6 +294,7 @@ impl Reader<'_> {
             if b & 0x80 == 0 {
                 return Ok(value);
             }
+            shift += 7;
         }
         Err(DecodeError::BadVarint { at })
     }
@@ -301,8 +310,10 @@ impl Reader<'_> {
     }
 
     fn take(&mut self, len: usize, out: &mut Vec<u8>) -> Result<(), DecodeError> {
-        let at = self.truncated();
-        self.input.read_into(len, out).ok_or(at)
+        match self.input.read_into(len, out) {
+            Some(()) => Ok(()),
+            None => Err(self.truncated()),
+        }
     }
 
     fn bytes(&mut self) -> Result<Vec<u8>, DecodeError> {
@@ -369,9 +380,10 @@ impl Reader<'_> {
     /// Skips a length and its bytes; returns the length.
     fn skip_bytes(&mut self) -> Result<usize, DecodeError> {
         let len = self.count()?;
-        let at = self.truncated();
-        self.input.skip(len).ok_or(at)?;
-        Ok(len)
+        match self.input.skip(len) {
+            Some(()) => Ok(len),
+            None => Err(self.truncated()),
+        }
     }
 
     /// A number's size from its text, read into `scratch`.
