@@ -10,7 +10,7 @@ mod error;
 mod splitter;
 
 use dynaslice_core::{Expect, MAX_ITEM_BYTES, ValidateOptions, plan};
-use js_sys::{Array, Object};
+use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
 use convert::{TableOptions, set, stream};
@@ -109,13 +109,13 @@ pub fn reassemble(
     chunks: &[u8],
     ends: &[u32],
     options: JsValue,
-) -> JsResult<Vec<u8>> {
+) -> JsResult<Uint8Array> {
     let table = TableOptions::from_js(&options)?;
     let parent = stream::item(parent)?;
     let chunks = stream::items(chunks, ends)?;
     let item = dynaslice_core::reassemble(&parent, &chunks, &table.reassemble(&options)?)
         .map_err(Failure::from)?;
-    Ok(stream::to_stream(&item))
+    Ok(stream::to_js_stream(&item))
 }
 
 /// The GetItem request for the parent whose key the item holds (consistent).

@@ -207,14 +207,9 @@ fn split_plans_from_the_stream_and_reassemble_returns_one() {
     split_options.compression =
         dynaslice_core::CodecChoice::Fixed(dynaslice_core::Compression::NONE);
     let made = dynaslice_core::split_item(&original, &split_options).unwrap();
-    let mut streams = Vec::new();
-    let mut ends = Vec::new();
-    for chunk in made.chunks.iter().rev() {
-        streams.extend(stream(chunk));
-        ends.push(streams.len() as u32);
-    }
+    let (streams, mut ends) = chunk_streams(&made.chunks);
     let back = reassemble(&stream(&made.parent), &streams, &ends, options.clone()).unwrap();
-    assert_eq!(decode_attributes(&back).unwrap(), original);
+    assert_eq!(decode_attributes(&back.to_vec()).unwrap(), original);
 
     // Ends that do not match the bytes are refused, and nothing is read past them.
     ends[0] = streams.len() as u32 + 1;
@@ -222,4 +217,42 @@ fn split_plans_from_the_stream_and_reassemble_returns_one() {
         code_of(reassemble(&stream(&made.parent), &streams, &ends, options).unwrap_err()),
         "INPUT_INVALID"
     );
+}
+
+/// Chunk items back to back, last first, with where each ends.
+fn chunk_streams(chunks: &[Item]) -> (Vec<u8>, Vec<u32>) {
+    let mut streams = Vec::new();
+    let mut ends = Vec::new();
+    for chunk in chunks.iter().rev() {
+        streams.extend(stream(chunk));
+        ends.push(streams.len() as u32);
+    }
+    (streams, ends)
+}
+
+#[wasm_bindgen_test]
+fn reassembled_streams_of_many_pieces_come_back_whole() {
+    // Thousands of values of 60 to 140 bytes: the returned stream is written
+    // into JavaScript from many small pieces (gathered) and some long ones
+    // (sent as they are), and must come back byte for byte.
+    let mut attributes = vec![("pk", s("doc")), ("body", s(&"b".repeat(200_000)))];
+    let names: Vec<String> = (0..6000).map(|i| format!("a{i}")).collect();
+    for (i, name) in names.iter().enumerate() {
+        attributes.push((
+            name,
+            s(&char::from(b'a' + (i % 26) as u8)
+                .to_string()
+                .repeat(60 + i % 81)),
+        ));
+    }
+    let original = item(&attributes);
+    let mut options =
+        SplitOptions::new(KeySchema::partition("pk", KeyType::S), VersionId::new(1, 1));
+    options.compression = dynaslice_core::CodecChoice::Fixed(dynaslice_core::Compression::NONE);
+    let made = dynaslice_core::split_item(&original, &options).unwrap();
+    assert!(made.chunks.len() >= 2);
+    let (streams, ends) = chunk_streams(&made.chunks);
+    let table = json(r#"{ "table": "docs", "key": [{ "name": "pk", "type": "S" }] }"#);
+    let back = reassemble(&stream(&made.parent), &streams, &ends, table).unwrap();
+    assert_eq!(back.to_vec(), stream(&original));
 }

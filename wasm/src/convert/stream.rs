@@ -6,6 +6,7 @@
 
 use dynaslice_core::encoding::{decode_attributes_nested, encode_attributes, stream_item_size};
 use dynaslice_core::{Item, MAX_NESTING_DEPTH};
+use js_sys::Uint8Array;
 
 use crate::error::Failure;
 
@@ -41,7 +42,36 @@ pub fn items(streams: &[u8], ends: &[u32]) -> Result<Vec<Item>, Failure> {
         .collect()
 }
 
-/// An item's value stream, for `js/decode.js`.
-pub fn to_stream(item: &Item) -> Vec<u8> {
-    encode_attributes(item.iter().map(|(name, value)| (name.as_str(), value))).to_vec()
+/// Pieces of a stream shorter than this are gathered before they cross into
+/// JavaScript; longer ones cross as they are.
+const GATHER_BYTES: usize = 64 * 1024;
+
+/// An item's value stream, for `js/decode.js`, written straight into a
+/// JavaScript array: each byte is copied once, with no joined copy of the
+/// stream in WebAssembly memory first.
+pub fn to_js_stream(item: &Item) -> Uint8Array {
+    let stream = encode_attributes(item.iter().map(|(name, value)| (name.as_str(), value)));
+    let out = Uint8Array::new_with_length(stream.len() as u32);
+    let mut at = 0u32;
+    let mut put = |bytes: &[u8]| {
+        let end = at + bytes.len() as u32;
+        out.subarray(at, end).copy_from(bytes);
+        at = end;
+    };
+    let mut gathered = Vec::with_capacity(GATHER_BYTES.min(stream.len()));
+    for slice in stream.slices() {
+        if gathered.len() + slice.len() <= GATHER_BYTES {
+            gathered.extend_from_slice(slice);
+            continue;
+        }
+        put(&gathered);
+        gathered.clear();
+        if slice.len() < GATHER_BYTES {
+            gathered.extend_from_slice(slice);
+        } else {
+            put(slice);
+        }
+    }
+    put(&gathered);
+    out
 }
