@@ -191,15 +191,13 @@ class Writer {
   mapValue(value, depth) {
     this.byte(M);
     if (!(value instanceof Map)) return this.entries(value, depth + 1);
-    for (const key of value.keys()) {
-      if (typeof key !== 'string') throw this.fail('a Map must have string keys');
-    }
-    let entries = value;
-    if (this.options.removeUndefined) entries = [...value].filter(([, element]) => element !== undefined);
-    const count = this.options.removeUndefined ? entries.length : value.size;
+    // The count goes first: with removeUndefinedValues, the pairs kept are gathered before.
+    const pairs = this.options.removeUndefined ? [...value].filter(([, element]) => element !== undefined) : value;
+    const count = this.options.removeUndefined ? pairs.length : value.size;
     this.varint(count);
     let written = 0;
-    for (const [key, element] of entries) {
+    for (const [key, element] of pairs) {
+      if (typeof key !== 'string') throw this.fail('a Map must have string keys');
       this.text(key);
       this.path.push(key);
       this.value(element, depth + 1);
