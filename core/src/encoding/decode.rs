@@ -279,10 +279,7 @@ impl Reader<'_> {
     fn varint(&mut self) -> Result<u64, DecodeError> {
         let at = self.input.position();
         let mut value = 0u64;
-        // A plain loop, not `(0..64).step_by(7)`: at opt-level "z" the
-        // iterator's `next` stays a call for every byte.
-        let mut shift = 0;
-        while shift < 64 {
+        for shift in (0..64).step_by(7) {
             let b = self.u8()?;
             let bits = u64::from(b & 0x7f);
             // The tenth byte may only carry the top bit of a u64; a zero
@@ -294,7 +291,6 @@ impl Reader<'_> {
             if b & 0x80 == 0 {
                 return Ok(value);
             }
-            shift += 7;
         }
         Err(DecodeError::BadVarint { at })
     }
