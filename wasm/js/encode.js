@@ -187,6 +187,14 @@ class Writer {
     }
   }
 
+  /** One name and its value, `depth` lists and maps deep. */
+  field(name, value, depth) {
+    this.text(name);
+    this.path.push(name);
+    this.value(value, depth);
+    this.path.pop();
+  }
+
   /** A plain map or a `Map` with string keys, as an M value. */
   mapValue(value, depth) {
     this.byte(M);
@@ -198,10 +206,7 @@ class Writer {
     let written = 0;
     for (const [key, element] of pairs) {
       if (typeof key !== 'string') throw this.fail('a Map must have string keys');
-      this.text(key);
-      this.path.push(key);
-      this.value(element, depth + 1);
-      this.path.pop();
+      this.field(key, element, depth + 1);
       written += 1;
     }
     if (written !== count) throw this.fail('the Map changed while it was read');
@@ -213,13 +218,7 @@ class Writer {
     const keys = Object.keys(value);
     if (!this.options.removeUndefined) {
       this.varint(keys.length);
-      for (const key of keys) {
-        const element = value[key];
-        this.text(key);
-        this.path.push(key);
-        this.value(element, depth);
-        this.path.pop();
-      }
+      for (const key of keys) this.field(key, value[key], depth);
       return;
     }
     // Each value read once (a getter may answer differently twice), the
@@ -230,12 +229,7 @@ class Writer {
       if (element !== undefined) kept.push(key, element);
     }
     this.varint(kept.length / 2);
-    for (let i = 0; i < kept.length; i += 2) {
-      this.text(kept[i]);
-      this.path.push(kept[i]);
-      this.value(kept[i + 1], depth);
-      this.path.pop();
-    }
+    for (let i = 0; i < kept.length; i += 2) this.field(kept[i], kept[i + 1], depth);
   }
 
   /** Plain JavaScript, as `@aws-sdk/util-dynamodb` marshalls it. */
