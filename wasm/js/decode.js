@@ -6,6 +6,7 @@
 
 import { NumberValue } from './number-value.js';
 import { atPath, dynasliceError } from './error.js';
+import { B, BS, FALSE, L, M, N, NS, NULL, S, SS, STREAM_HEADER, TRUE } from './tags.js';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** Binary values from this size on are returned as views of the stream. */
@@ -153,26 +154,26 @@ class Reader {
     const tag = this.byte();
     const plain = this.plain;
     switch (tag) {
-      case 1: {
+      case S: {
         const s = this.text();
         return plain ? s : { S: s };
       }
-      case 2: {
+      case N: {
         const n = this.text();
         return plain ? this.number(n) : { N: n };
       }
-      case 3: {
+      case B: {
         const b = this.binary();
         return plain ? b : { B: b };
       }
-      case 4:
-      case 5: {
-        const b = tag === 5;
+      case FALSE:
+      case TRUE: {
+        const b = tag === TRUE;
         return plain ? b : { BOOL: b };
       }
-      case 6:
+      case NULL:
         return plain ? null : { NULL: true };
-      case 7: {
+      case L: {
         const count = this.varint();
         const list = new Array(count);
         for (let i = 0; i < count; i++) {
@@ -182,19 +183,19 @@ class Reader {
         }
         return plain ? list : { L: list };
       }
-      case 8: {
+      case M: {
         const map = this.entries({}, this.varint());
         return plain ? map : { M: map };
       }
-      case 9: {
+      case SS: {
         const members = this.members(() => this.text());
         return plain ? new Set(members) : { SS: members };
       }
-      case 10: {
+      case NS: {
         const members = this.members(() => this.text());
         return plain ? new Set(members.map((n) => this.number(n))) : { NS: members };
       }
-      case 11: {
+      case BS: {
         const members = this.members(() => this.binary());
         return plain ? new Set(members) : { BS: members };
       }
@@ -204,10 +205,10 @@ class Reader {
 
   item() {
     const b = this.bytes;
-    if (b.length < 4 || b[0] !== 0x44 || b[1] !== 0x53 || b[2] !== 0x56 || b[3] !== 0x01) {
+    if (b.length < STREAM_HEADER.length || STREAM_HEADER.some((byte, i) => b[i] !== byte)) {
       throw dynasliceError('STREAM_BAD_MAGIC', 'not a version 1 value stream');
     }
-    this.pos = 4;
+    this.pos = STREAM_HEADER.length;
     const item = this.entries({}, this.varint());
     if (this.pos !== b.length) throw dynasliceError('STREAM_TRAILING_BYTES', `value stream has ${b.length - this.pos} bytes after its end`);
     return item;

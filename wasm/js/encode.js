@@ -9,6 +9,7 @@
 // as a DynasliceError naming the value's path.
 
 import { atPath, dynasliceError, flag, format, isDynasliceError } from './error.js';
+import { B, BS, FALSE, L, M, N, NS, NULL, S, SS, STREAM_HEADER, TRUE } from './tags.js';
 
 /** DynamoDB's nesting limit: a value inside 32 lists or maps is too deep. */
 const MAX_NESTING_DEPTH = 32;
@@ -19,18 +20,6 @@ const MAX_NESTING_DEPTH = 32;
  */
 const READ_DEPTH = MAX_NESTING_DEPTH + 8;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
-
-const S = 1;
-const N = 2;
-const B = 3;
-const FALSE = 4;
-const TRUE = 5;
-const NULL = 6;
-const L = 7;
-const M = 8;
-const SS = 9;
-const NS = 10;
-const BS = 11;
 
 const utf8 = new TextEncoder();
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -388,7 +377,7 @@ class Writer {
   /** Writes a whole item (stream header included). */
   item(item) {
     this.reserve(4);
-    this.buf.set([0x44, 0x53, 0x56, 0x01], this.pos); // "DSV", version 1
+    this.buf.set(STREAM_HEADER, this.pos);
     this.pos += 4;
     try {
       this.entries(item, 0);
