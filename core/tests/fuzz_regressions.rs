@@ -11,7 +11,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::PathBuf;
 
 use dynaslice_core::codec::{FrameHeader, check_digest, decompress};
-use dynaslice_core::encoding::{decode_attributes, encode_attributes};
+use dynaslice_core::encoding::{decode_attributes, encode_item};
 use dynaslice_core::{
     AttributeValue, Item, KeySchema, KeyType, Layout, ReassembleOptions, reassemble,
 };
@@ -137,7 +137,7 @@ fn replay_decode(bytes: &[u8]) -> String {
         Ok(item) => item,
         Err(e) => return e.code().into(),
     };
-    let encoded = encode_attributes(item.iter().map(|(k, v)| (k.as_str(), v))).to_vec();
+    let encoded = encode_item(&item).to_vec();
     assert_eq!(encoded.len(), bytes.len(), "re-encoding changed the length");
     assert_eq!(decode_attributes(&encoded).unwrap(), item);
     "OK".into()

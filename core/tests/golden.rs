@@ -7,7 +7,7 @@ mod common;
 
 use dynaslice_core::codec::{self, Codec, FrameHeader};
 use dynaslice_core::digest::digest;
-use dynaslice_core::encoding::{decode_attributes, encode_attributes};
+use dynaslice_core::encoding::{decode_attributes, encode_item};
 
 fn hex(text: &str) -> Vec<u8> {
     (0..text.len())
@@ -26,7 +26,7 @@ fn value_streams_encode_and_decode_exactly_as_specified() {
     for case in vectors["valid"].as_array().unwrap() {
         let item = common::item(&case["item"]);
         let expected = case["hex"].as_str().unwrap();
-        let encoded = encode_attributes(item.iter().map(|(n, v)| (n.as_str(), v))).to_vec();
+        let encoded = encode_item(&item).to_vec();
         assert_eq!(to_hex(&encoded), expected, "{}", case["name"]);
         assert_eq!(
             decode_attributes(&hex(expected)).unwrap(),

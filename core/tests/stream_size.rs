@@ -7,13 +7,13 @@ mod common;
 
 use common::generate;
 use dynaslice_core::encoding::{
-    DecodeError, decode_attributes_nested, encode_attributes, stream_item_size,
+    DecodeError, decode_attributes_nested, encode_item, stream_item_size,
 };
 use dynaslice_core::{Item, MAX_NESTING_DEPTH, item_size};
 use proptest::prelude::*;
 
 fn stream(item: &Item) -> Vec<u8> {
-    encode_attributes(item.iter().map(|(k, v)| (k.as_str(), v))).to_vec()
+    encode_item(item).to_vec()
 }
 
 /// The size scan checks the stream's structure, not its text: where the

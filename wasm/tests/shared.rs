@@ -4,7 +4,7 @@
 // error objects, and recovery after errors. The JavaScript side of the
 // boundary (js/encode.js, js/decode.js) is tested by tests/js.
 
-use dynaslice_core::encoding::{decode_attributes, encode_attributes};
+use dynaslice_core::encoding::{decode_attributes, encode_item};
 use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType, SplitOptions, VersionId};
 use dynaslice_wasm::{compress, decompress, item_size, reassemble, split, validate_item};
 use js_sys::{Array, JSON, Reflect};
@@ -29,7 +29,7 @@ fn code_of(error: JsValue) -> String {
 }
 
 fn stream(item: &Item) -> Vec<u8> {
-    encode_attributes(item.iter().map(|(k, v)| (k.as_str(), v))).to_vec()
+    encode_item(item).to_vec()
 }
 
 fn s(text: &str) -> AttributeValue {

@@ -16,7 +16,7 @@ use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, Throughput};
 use dynaslice_core::codec::{self, Codec, Compression};
 use dynaslice_core::digest;
-use dynaslice_core::encoding::{EncodedStream, decode_attributes, encode_attributes};
+use dynaslice_core::encoding::{decode_attributes, encode_item};
 use dynaslice_core::{
     AttributeValue, CodecChoice, Item, KeySchema, MAX_ITEM_BYTES, ReassembleOptions, SplitOptions,
     ValidateOptions, VersionId, item_size, reassemble, split_item, validate_item,
@@ -129,10 +129,10 @@ fn sizes(c: &mut Criterion, inputs: &Inputs) {
 fn encoding(c: &mut Criterion, inputs: &Inputs) {
     let mut group = c.benchmark_group("encode");
     for input in inputs.documents() {
-        let stream = encode(&input.item).to_vec();
+        let stream = encode_item(&input.item).to_vec();
         configure(&mut group, stream.len() as u64);
         group.bench_function(BenchmarkId::new("encode_to_vec", input.name), |b| {
-            b.iter(|| encode(black_box(&input.item)).to_vec())
+            b.iter(|| encode_item(black_box(&input.item)).to_vec())
         });
         group.bench_function(BenchmarkId::new("decode", input.name), |b| {
             b.iter(|| decode_attributes(black_box(&stream)).expect("decodes"))
@@ -265,10 +265,6 @@ fn split_and_reassemble(c: &mut Criterion, inputs: &Inputs) {
         }
         group.finish();
     }
-}
-
-fn encode(item: &Item) -> EncodedStream<'_> {
-    encode_attributes(item.iter().map(|(n, v)| (n.as_str(), v)))
 }
 
 fn split_options(schema: &KeySchema, compression: CodecChoice, seq: usize) -> SplitOptions {

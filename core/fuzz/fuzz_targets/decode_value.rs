@@ -5,14 +5,14 @@
 
 #![no_main]
 
-use dynaslice_core::encoding::{decode_attributes, encode_attributes};
+use dynaslice_core::encoding::{decode_attributes, encode_item};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(item) = decode_attributes(data) else {
         return;
     };
-    let encoded = encode_attributes(item.iter().map(|(k, v)| (k.as_str(), v))).to_vec();
+    let encoded = encode_item(&item).to_vec();
     assert_eq!(encoded.len(), data.len(), "re-encoding changed the length");
     let again = decode_attributes(&encoded).expect("a re-encoded item decodes");
     assert_eq!(again, item, "round trip changed the item");

@@ -14,7 +14,7 @@
 
 use arbitrary::Arbitrary;
 use dynaslice_core::digest::chunk_digest;
-use dynaslice_core::encoding::encode_attributes;
+use dynaslice_core::encoding::encode_item;
 use dynaslice_core::layout::{chunk_key, parse_chunk_key};
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::{
@@ -615,5 +615,5 @@ fn save(case: &Case, item: &Item, target: &Target<'_>, max_raw_bytes: usize) -> 
                 .collect(),
         ),
     );
-    encode_attributes(saved.iter().map(|(k, v)| (k.as_str(), v))).to_vec()
+    encode_item(&saved).to_vec()
 }

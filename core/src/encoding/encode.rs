@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 use super::{STREAM_MAGIC, STREAM_VERSION, tag};
-use crate::value::AttributeValue;
+use crate::value::{AttributeValue, Item};
 
 /// Byte strings at least this long are borrowed rather than copied into the
 /// buffer of small fields.
@@ -169,6 +169,21 @@ pub fn encode_attributes<'a>(
     }
     stream.flush_own();
     stream
+}
+
+/// Encodes a whole item into a value stream, its attributes in name order.
+///
+/// ```
+/// use dynaslice_core::encoding::{decode_attributes, encode_item};
+/// use dynaslice_core::{AttributeValue, Item};
+///
+/// let item = Item::from([("pk".to_owned(), AttributeValue::S("order-1".into()))]);
+/// let stream = encode_item(&item).to_vec();
+/// assert_eq!(decode_attributes(&stream)?, item);
+/// # Ok::<(), dynaslice_core::encoding::DecodeError>(())
+/// ```
+pub fn encode_item(item: &Item) -> EncodedStream<'_> {
+    encode_attributes(item.iter().map(|(name, value)| (name.as_str(), value)))
 }
 
 /// The start of a value stream holding one binary attribute of `len`

@@ -10,7 +10,7 @@ pub use decode::{
     BlobSpan, DecodeError, decode_attributes, decode_attributes_from, decode_attributes_nested,
     single_blob_span, stream_item_size,
 };
-pub use encode::{EncodedStream, binary_attribute_prefix, encode_attributes};
+pub use encode::{EncodedStream, binary_attribute_prefix, encode_attributes, encode_item};
 pub use multislice::MultiSlice;
 
 /// First bytes of every value stream.

@@ -4,7 +4,7 @@
 //! byte array instead of a call per value. The bytes are decoded with every
 //! rule of the format, as any other untrusted stream.
 
-use dynaslice_core::encoding::{decode_attributes_nested, encode_attributes, stream_item_size};
+use dynaslice_core::encoding::{decode_attributes_nested, encode_item, stream_item_size};
 use dynaslice_core::{Item, MAX_NESTING_DEPTH};
 use js_sys::Uint8Array;
 
@@ -50,7 +50,7 @@ const GATHER_BYTES: usize = 64 * 1024;
 /// JavaScript array: each byte is copied once, with no joined copy of the
 /// stream in WebAssembly memory first.
 pub fn to_js_stream(item: &Item) -> Uint8Array {
-    let stream = encode_attributes(item.iter().map(|(name, value)| (name.as_str(), value)));
+    let stream = encode_item(item);
     let out = Uint8Array::new_with_length(stream.len() as u32);
     let mut at = 0u32;
     let mut put = |bytes: &[u8]| {
