@@ -207,9 +207,7 @@ pub fn single_blob_span(prefix: &[u8]) -> Option<BlobSpan> {
         input: MultiSlice::new([prefix]),
         max_depth: MAX_NESTING_DEPTH,
     };
-    let mut magic = Vec::with_capacity(4);
-    reader.take(STREAM_MAGIC.len(), &mut magic).ok()?;
-    if magic != STREAM_MAGIC || reader.u8().ok()? != STREAM_VERSION || reader.varint().ok()? != 1 {
+    if reader.header().ok()? != 1 {
         return None;
     }
     let name = reader.string().ok()?;
