@@ -237,13 +237,9 @@ class Writer {
         throw this.fail('undefined is not a DynamoDB value (set removeUndefinedValues to drop it)');
       case 'object':
         if (value === null) return this.byte(NULL);
-        if (value instanceof Uint8Array) {
+        if (value instanceof Uint8Array || value instanceof ArrayBuffer) {
           this.byte(B);
-          return this.bytes(value);
-        }
-        if (value instanceof ArrayBuffer) {
-          this.byte(B);
-          return this.bytes(new Uint8Array(value));
+          return this.bytes(this.binary(value));
         }
         if (Array.isArray(value)) return this.list(value, depth);
         if (value instanceof Set) return this.set(value);
