@@ -22,6 +22,7 @@ mod reassemble;
 pub mod size;
 mod split;
 mod stream_split;
+pub mod upload;
 mod validate;
 mod value;
 pub mod version;
@@ -61,5 +62,6 @@ std_errors!(
     split::SplitError,
     reassemble::ReassembleError,
     plan::PlanError,
-    version::VersionIdError
+    version::VersionIdError,
+    upload::UploadError
 );

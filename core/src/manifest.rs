@@ -20,6 +20,21 @@ pub const MANIFEST_ATTRIBUTE: &str = "_ds";
 pub const CHUNK_DATA_ATTRIBUTE: &str = "_d";
 /// The chunk attribute holding a chunk's digest.
 pub const CHUNK_DIGEST_ATTRIBUTE: &str = "_h";
+/// Attribute names the stored format uses, which no item may use: a user's
+/// `_ds` would be read as a manifest, and in the item-collection layout an
+/// item holding `_d` and `_h` would look like a chunk (hidden by listings,
+/// deleted by `gc`).
+pub const RESERVED_ATTRIBUTES: [&str; 3] = [
+    MANIFEST_ATTRIBUTE,
+    CHUNK_DATA_ATTRIBUTE,
+    CHUNK_DIGEST_ATTRIBUTE,
+];
+
+/// The first reserved name among `names`, if any.
+pub fn reserved_attribute<'n>(mut names: impl Iterator<Item = &'n str>) -> Option<&'static str> {
+    names.find_map(|name| RESERVED_ATTRIBUTES.iter().copied().find(|r| *r == name))
+}
+
 /// The manifest format version this crate writes and reads.
 pub const MANIFEST_VERSION: u8 = 1;
 

@@ -8,7 +8,9 @@ use crate::codec::{Codec, CodecError, Compression};
 use crate::encoding::encode_attributes;
 use crate::key::KeySchema;
 use crate::layout::{ChunkKeyError, Layout, MAX_CHUNKS, chunk_key};
-use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest};
+use crate::manifest::{
+    CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, reserved_attribute,
+};
 use crate::payload::Payload;
 use crate::size::{MAX_ITEM_BYTES, attribute_size, item_size};
 use crate::validate::{ValidateOptions, Violation, validate_item};
@@ -97,7 +99,8 @@ pub enum SplitError {
         /// What is wrong, with paths.
         violations: Vec<Violation>,
     },
-    /// The item uses the attribute name reserved for the manifest.
+    /// The item uses an attribute name the stored format reserves
+    /// ([`crate::manifest::RESERVED_ATTRIBUTES`]).
     ReservedAttribute {
         /// The name.
         name: &'static str,
@@ -164,7 +167,7 @@ impl fmt::Display for SplitError {
             Self::ReservedAttribute { name } => {
                 write!(
                     f,
-                    "attribute name {name} is reserved for dynaslice's manifest"
+                    "attribute name {name} is reserved by dynaslice's stored format"
                 )
             }
             Self::TooLarge { size, limit } => {
@@ -218,10 +221,8 @@ impl From<CodecError> for SplitError {
 /// ```
 pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, SplitError> {
     check_options(options)?;
-    if item.contains_key(MANIFEST_ATTRIBUTE) {
-        return Err(SplitError::ReservedAttribute {
-            name: MANIFEST_ATTRIBUTE,
-        });
+    if let Some(name) = reserved_attribute(item.keys().map(String::as_str)) {
+        return Err(SplitError::ReservedAttribute { name });
     }
     // Every rule but the size limit: a virtual item may be any size.
     let validation = ValidateOptions {

@@ -10,7 +10,7 @@ use crate::cutter::Cutter;
 use crate::digest::Digester;
 use crate::encoding::binary_attribute_prefix;
 use crate::layout::MAX_CHUNKS;
-use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
+use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, reserved_attribute};
 use crate::size::item_size;
 use crate::split::{
     SplitError, SplitItem, SplitOptions, check_options, chunk_data_bytes, chunk_item,
@@ -76,10 +76,9 @@ impl StreamSplit {
     ) -> Result<Self, SplitError> {
         check_options(options)?;
         compression.codec.check_level(compression.level)?;
-        if parent.contains_key(MANIFEST_ATTRIBUTE) || attribute == MANIFEST_ATTRIBUTE {
-            return Err(SplitError::ReservedAttribute {
-                name: MANIFEST_ATTRIBUTE,
-            });
+        let names = parent.keys().map(String::as_str);
+        if let Some(name) = reserved_attribute(names.chain([attribute.as_str()])) {
+            return Err(SplitError::ReservedAttribute { name });
         }
         if parent.contains_key(&attribute) || options.key.is_key(&attribute) {
             return Err(SplitError::BadOptions {

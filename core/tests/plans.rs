@@ -43,12 +43,7 @@ fn target<'a>(options: &'a SplitOptions) -> Target<'a> {
         Layout::ItemCollection => "docs",
         Layout::ChunkTable { .. } => "docs_chunks",
     };
-    Target {
-        table: "docs",
-        chunk_table,
-        key: &options.key,
-        layout: &options.layout,
-    }
+    Target::new("docs", chunk_table, &options.key, &options.layout)
 }
 
 /// The key of every chunk, as `(table, key attributes)`.

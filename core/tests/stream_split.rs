@@ -170,12 +170,8 @@ fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
     let mut chunks = splitter.push(&payload).unwrap();
     let split = splitter.finish().unwrap();
     chunks.extend(split.chunks.iter().cloned());
-    let target = dynaslice_core::Target {
-        table: "files",
-        chunk_table: "files_chunks",
-        key: &options.key,
-        layout: &options.layout,
-    };
+    let target =
+        dynaslice_core::Target::new("files", "files_chunks", &options.key, &options.layout);
     let replaced = Expect::Version {
         version: VersionId::new(1, 1),
         chunk_count: 2,

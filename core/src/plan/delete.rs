@@ -21,6 +21,9 @@ pub struct DeletePlan {
 /// that same version still being there, so a concurrent overwrite is never
 /// half-deleted.
 pub fn plan_delete(stored: &Item, target: &Target<'_>) -> Result<DeletePlan, PlanError> {
+    // Refuses a damaged manifest, or one beyond the target's limit, before
+    // a key is built for any chunk it claims.
+    target.read_manifest(stored)?;
     let expect = Expect::from_stored_at(Some(stored), target)?;
     let chunks = match expect {
         Expect::Version {

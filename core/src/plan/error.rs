@@ -27,6 +27,14 @@ pub enum PlanError {
     VersionReused,
     /// A stored parent's manifest is unreadable.
     Manifest(ManifestError),
+    /// A stored manifest describes an item larger than the caller's limit;
+    /// nothing was planned for it.
+    OverLimit {
+        /// The raw length the manifest records.
+        raw_len: u64,
+        /// The caller's limit.
+        limit: u64,
+    },
     /// A chunk key could not be made.
     ChunkKey(ChunkKeyError),
 }
@@ -39,6 +47,7 @@ impl PlanError {
             Self::LayoutMismatch { .. } => "LAYOUT_MISMATCH",
             Self::VersionReused => "VERSION_REUSED",
             Self::Manifest(e) => e.code(),
+            Self::OverLimit { .. } => "STORED_ITEM_TOO_LARGE",
             Self::ChunkKey(e) => e.code(),
         }
     }
@@ -58,6 +67,10 @@ impl fmt::Display for PlanError {
                 f.write_str("the new version id equals the replaced one; make a fresh id per write")
             }
             Self::Manifest(e) => e.fmt(f),
+            Self::OverLimit { raw_len, limit } => write!(
+                f,
+                "stored item is {raw_len} bytes, over this reader's limit of {limit}"
+            ),
             Self::ChunkKey(e) => e.fmt(f),
         }
     }

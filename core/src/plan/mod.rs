@@ -19,7 +19,8 @@ pub use write::{
 
 use crate::key::KeySchema;
 use crate::layout::Layout;
-use crate::manifest::Manifest;
+use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
+use crate::value::Item;
 
 /// Where an item lives: its table, its chunk table, its key and its layout.
 #[derive(Clone, Copy, Debug)]
@@ -32,6 +33,49 @@ pub struct Target<'a> {
     pub key: &'a KeySchema,
     /// Where chunks live.
     pub layout: &'a Layout,
+    /// The largest item (raw payload bytes) a plan reads, deletes or
+    /// replaces. A stored manifest may have been written by anyone: one
+    /// claiming more is refused before a single chunk key is built, so a
+    /// forged count of 999,999 chunks costs nothing.
+    pub max_raw_bytes: u64,
+}
+
+impl<'a> Target<'a> {
+    /// A target with the default limit ([`crate::DEFAULT_MAX_RAW_BYTES`]).
+    pub fn new(
+        table: &'a str,
+        chunk_table: &'a str,
+        key: &'a KeySchema,
+        layout: &'a Layout,
+    ) -> Self {
+        Self {
+            table,
+            chunk_table,
+            key,
+            layout,
+            max_raw_bytes: crate::DEFAULT_MAX_RAW_BYTES as u64,
+        }
+    }
+
+    /// The manifest of a stored parent: `None` for a plain item, an error
+    /// for one that is damaged, of an unknown format version, of another
+    /// layout, or beyond [`Target::max_raw_bytes`]. Never a silent `None`:
+    /// a manifest that cannot be read must stop the caller, not look like
+    /// an item without chunks.
+    pub fn read_manifest(&self, parent: &Item) -> Result<Option<Manifest>, PlanError> {
+        let Some(value) = parent.get(MANIFEST_ATTRIBUTE) else {
+            return Ok(None);
+        };
+        let manifest = Manifest::from_value(value)?;
+        self.check_layout(&manifest)?;
+        if manifest.raw_len > self.max_raw_bytes {
+            return Err(PlanError::OverLimit {
+                raw_len: manifest.raw_len,
+                limit: self.max_raw_bytes,
+            });
+        }
+        Ok(Some(manifest))
+    }
 }
 
 impl Target<'_> {

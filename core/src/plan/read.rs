@@ -8,7 +8,7 @@ use super::ops::{BatchGet, Get, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS};
 use super::{PlanError, Target};
 use crate::capacity::{ReadConsistency, read_half_units};
 use crate::layout::chunk_key;
-use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest};
+use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, Manifest};
 use crate::size::{attribute_size, item_size};
 use crate::value::{AttributeValue, Item};
 
@@ -47,17 +47,13 @@ pub fn plan_read(
     target: &Target<'_>,
     consistent: bool,
 ) -> Result<ReadPlan, PlanError> {
-    let manifest = match parent.get(MANIFEST_ATTRIBUTE) {
-        Some(value) => Manifest::from_value(value)?,
-        None => {
-            return Ok(ReadPlan {
-                manifest: None,
-                batches: Vec::new(),
-                half_units: 0,
-            });
-        }
+    let Some(manifest) = target.read_manifest(parent)? else {
+        return Ok(ReadPlan {
+            manifest: None,
+            batches: Vec::new(),
+            half_units: 0,
+        });
     };
-    target.check_layout(&manifest)?;
     let consistency = if consistent {
         ReadConsistency::Strong
     } else {

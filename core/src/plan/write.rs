@@ -20,7 +20,8 @@ pub enum Expect {
     /// No item with this key exists.
     Absent,
     /// The stored item is a virtual item of this version, with this many
-    /// chunks (deleted once the new version is committed).
+    /// chunks (deleted once the new version is committed; 0 when its
+    /// manifest is beyond the target's limit, whose chunks are left to `gc`).
     Version {
         /// The stored version.
         version: VersionId,
@@ -56,12 +57,19 @@ impl Expect {
             return Ok(Self::Plain);
         };
         let manifest = Manifest::from_value(value)?;
+        let mut chunk_count = manifest.chunk_count;
         if let Some(target) = target {
             target.check_layout(&manifest)?;
+            // Beyond the writer's limit: the write still replaces it, but
+            // leaves its chunks to `gc` (which reads only chunks that exist)
+            // instead of building a key for each chunk the manifest claims.
+            if manifest.raw_len > target.max_raw_bytes {
+                chunk_count = 0;
+            }
         }
         Ok(Self::Version {
             version: manifest.version,
-            chunk_count: manifest.chunk_count,
+            chunk_count,
         })
     }
 

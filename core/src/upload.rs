@@ -1,0 +1,246 @@
+//! Verifying an item split somewhere else (a browser, a backend's client):
+//! pure checks over the parent, the chunk lengths it declares and the chunk
+//! bytes, so a host can stream an upload and check its shape before reading
+//! a byte of chunk data, and the WebAssembly build can run the same checks
+//! before sending.
+//!
+//! Nothing of what is received is trusted: the parent is validated as a
+//! DynamoDB item, the declared lengths must be exactly the manifest's, the
+//! chunk keys and digests are made here, and the item must rebuild (every
+//! length, digest and the frame's checksum) within the caller's size limit.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::digest::chunk_digest;
+use crate::key::KeySchema;
+use crate::layout::{Layout, chunk_key};
+use crate::manifest::{
+    CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, reserved_attribute,
+};
+use crate::plan::{PlanError, Target};
+use crate::reassemble::{ReassembleError, ReassembleOptions, reassemble};
+use crate::size::MAX_ITEM_BYTES;
+use crate::split::SplitError;
+use crate::validate::{ValidateOptions, ViolationKind, validate_item};
+use crate::value::{AttributeValue, Item};
+
+/// Where an upload goes and how large it may be.
+#[derive(Clone, Copy, Debug)]
+pub struct UploadRules<'a> {
+    /// The table's key schema.
+    pub key: &'a KeySchema,
+    /// The table's layout.
+    pub layout: &'a Layout,
+    /// The largest item accepted, in raw payload bytes.
+    pub max_raw_bytes: u64,
+}
+
+/// Why an upload was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UploadError {
+    /// Chunks were sent for a parent that has no manifest.
+    ChunksUnexpected {
+        /// Chunks declared.
+        count: usize,
+    },
+    /// The number of chunks declared is not the manifest's.
+    ChunkCount {
+        /// Chunks declared.
+        declared: usize,
+        /// Chunks the manifest records.
+        expected: u32,
+    },
+    /// A chunk's declared length is not the manifest's.
+    ChunkLength {
+        /// The chunk.
+        seq: u32,
+        /// Bytes declared.
+        declared: u64,
+        /// Bytes the manifest records.
+        expected: u64,
+    },
+    /// The item is larger than the caller accepts.
+    TooLarge {
+        /// The raw length the manifest records.
+        raw_len: u64,
+        /// The caller's limit.
+        limit: u64,
+    },
+    /// The parent or the rebuilt item breaks DynamoDB's or the format's rules.
+    Item(SplitError),
+    /// The manifest cannot be read, records another layout, or a chunk key
+    /// cannot be made.
+    Plan(PlanError),
+    /// The chunks do not rebuild the item the manifest describes.
+    Reassemble(ReassembleError),
+}
+
+impl UploadError {
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::ChunksUnexpected { .. } => "CHUNKS_UNEXPECTED",
+            Self::ChunkCount { .. } => "CHUNK_COUNT_MISMATCH",
+            Self::ChunkLength { .. } => "CHUNK_LENGTH_MISMATCH",
+            Self::TooLarge { .. } => "VIRTUAL_ITEM_TOO_LARGE",
+            Self::Item(e) => e.code(),
+            Self::Plan(e) => e.code(),
+            Self::Reassemble(e) => e.code(),
+        }
+    }
+}
+
+impl fmt::Display for UploadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ChunksUnexpected { count } => {
+                write!(f, "{count} chunks sent for an item that is not split")
+            }
+            Self::ChunkCount { declared, expected } => {
+                write!(
+                    f,
+                    "{declared} chunks declared, the manifest records {expected}"
+                )
+            }
+            Self::ChunkLength {
+                seq,
+                declared,
+                expected,
+            } => write!(
+                f,
+                "chunk {seq} is declared {declared} bytes, the manifest records {expected}"
+            ),
+            Self::TooLarge { raw_len, limit } => {
+                write!(f, "the item is {raw_len} bytes, the limit is {limit}")
+            }
+            Self::Item(e) => e.fmt(f),
+            Self::Plan(e) => e.fmt(f),
+            Self::Reassemble(e) => write!(f, "the upload does not check out: {e}"),
+        }
+    }
+}
+
+/// Checks an upload's parent and the chunk lengths it declares, before any
+/// chunk byte is read: the parent is a valid item of the table using no
+/// reserved name but the manifest; its manifest is readable, of the table's
+/// layout and within the limit; and the lengths are exactly the manifest's.
+/// Returns the manifest (`None`: a plain item, which has no chunks).
+pub fn check_upload_header(
+    parent: &Item,
+    lengths: &[u64],
+    rules: &UploadRules<'_>,
+) -> Result<Option<Manifest>, UploadError> {
+    let names = parent.keys().map(String::as_str);
+    if let Some(name) = reserved_attribute(names.filter(|n| *n != MANIFEST_ATTRIBUTE)) {
+        return Err(UploadError::Item(SplitError::ReservedAttribute { name }));
+    }
+    let violations = validate_item(
+        parent,
+        &ValidateOptions {
+            key: Some(rules.key),
+            max_item_bytes: MAX_ITEM_BYTES,
+        },
+    );
+    if !violations.is_empty() {
+        return Err(UploadError::Item(SplitError::Invalid { violations }));
+    }
+    let target = Target {
+        max_raw_bytes: u64::MAX,
+        ..Target::new("", "", rules.key, rules.layout)
+    };
+    let Some(manifest) = target.read_manifest(parent).map_err(UploadError::Plan)? else {
+        if !lengths.is_empty() {
+            return Err(UploadError::ChunksUnexpected {
+                count: lengths.len(),
+            });
+        }
+        return Ok(None);
+    };
+    if manifest.raw_len > rules.max_raw_bytes {
+        return Err(UploadError::TooLarge {
+            raw_len: manifest.raw_len,
+            limit: rules.max_raw_bytes,
+        });
+    }
+    if lengths.len() != manifest.chunk_count as usize {
+        return Err(UploadError::ChunkCount {
+            declared: lengths.len(),
+            expected: manifest.chunk_count,
+        });
+    }
+    for (seq, &declared) in (0u32..).zip(lengths) {
+        let expected = manifest.chunk_len(seq);
+        if declared != expected {
+            return Err(UploadError::ChunkLength {
+                seq,
+                declared,
+                expected,
+            });
+        }
+    }
+    Ok(Some(manifest))
+}
+
+/// The chunk item to store for chunk `seq` of an upload, received as `data`:
+/// its key made from the parent and the manifest's version, its digest of
+/// the bytes received (the manifest's frame checksum is what ties them to
+/// the item, checked by [`verify_upload`]).
+pub fn upload_chunk_item(
+    parent: &Item,
+    manifest: &Manifest,
+    seq: u32,
+    data: Vec<u8>,
+    rules: &UploadRules<'_>,
+) -> Result<Item, UploadError> {
+    let expected = manifest.chunk_len(seq);
+    if data.len() as u64 != expected || seq >= manifest.chunk_count {
+        return Err(UploadError::ChunkLength {
+            seq,
+            declared: data.len() as u64,
+            expected,
+        });
+    }
+    let mut chunk = chunk_key(rules.key, rules.layout, parent, manifest.version, seq)
+        .map_err(|e| UploadError::Plan(e.into()))?;
+    let digest = chunk_digest(&data, &manifest.version.to_text(), seq);
+    chunk.insert(
+        CHUNK_DIGEST_ATTRIBUTE.into(),
+        AttributeValue::B(digest.to_be_bytes().to_vec()),
+    );
+    chunk.insert(CHUNK_DATA_ATTRIBUTE.into(), AttributeValue::B(data));
+    Ok(chunk)
+}
+
+/// The item an upload holds, rebuilt from its parent and chunk items and
+/// checked completely: every chunk's length and digest, the frame, the
+/// payload, within the limit; then the whole item against DynamoDB's rules
+/// (all but the size limit: a virtual item may be any size).
+pub fn verify_upload(
+    parent: &Item,
+    chunks: &[Item],
+    rules: &UploadRules<'_>,
+) -> Result<Item, UploadError> {
+    let mut options = ReassembleOptions::new(rules.key, rules.layout);
+    options.max_raw_bytes = usize::try_from(rules.max_raw_bytes).unwrap_or(usize::MAX);
+    let item = reassemble(parent, chunks, &options).map_err(UploadError::Reassemble)?;
+    let violations: Vec<_> = validate_item(
+        &item,
+        &ValidateOptions {
+            key: Some(rules.key),
+            max_item_bytes: usize::MAX,
+        },
+    )
+    .into_iter()
+    .filter(|v| !matches!(v.kind, ViolationKind::ItemTooLarge { .. }))
+    .collect();
+    if !violations.is_empty() {
+        return Err(UploadError::Item(SplitError::Invalid { violations }));
+    }
+    if let Some(name) = reserved_attribute(item.keys().map(String::as_str)) {
+        return Err(UploadError::Item(SplitError::ReservedAttribute { name }));
+    }
+    Ok(item)
+}
