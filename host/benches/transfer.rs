@@ -256,10 +256,10 @@ struct Capacity {
 
 async fn run(dir: &Path, reps: usize) {
     let db = dir.join("store.db");
-    let store = EmbeddedStore::start(Some(&db))
-        .await
-        .expect("embedded store starts");
-    let client = local_client(&store.endpoint());
+    let store = EmbeddedStore::open(Some(&db)).expect("embedded store opens");
+    let client = store.client();
+    // The memory runs' child processes share the store over HTTP.
+    let endpoint = serve_http(&store).await;
     let table = TableConfig::chunk_table(DYNASLICE_TABLE, key_schema());
     create_tables(&client, &table)
         .await
@@ -326,10 +326,10 @@ async fn run(dir: &Path, reps: usize) {
     );
 
     if only.is_none() {
-        let memory = memory_runs(&client, &store.endpoint(), dir).await;
+        let memory = memory_runs(&client, &endpoint, dir).await;
         print_memory(&memory);
     }
-    store.stop().await.expect("store stops");
+    drop(store);
 }
 
 fn workloads() -> Vec<Workload> {
@@ -728,6 +728,20 @@ fn reset_peak() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
+/// Serves the store's engine with dynoxide's own HTTP server on 127.0.0.1
+/// (a benchmark's child processes need one store; the host never does this).
+async fn serve_http(store: &EmbeddedStore) -> String {
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+        .await
+        .expect("a free port");
+    let addr = listener.local_addr().expect("bound address");
+    tokio::spawn(dynoxide::server::serve_on(
+        listener,
+        store.database().clone(),
+    ));
+    format!("http://{addr}")
+}
+
 async fn memory_runs(client: &Client, endpoint: &str, dir: &Path) -> Vec<MemoryReport> {
     let table = TableConfig::chunk_table(MEMORY_TABLE, key_schema());
     create_tables(client, &table).await.expect("memory tables");
@@ -826,18 +840,15 @@ fn memory_child(mode: &str) {
     let runtime = runtime();
     runtime.block_on(async {
         let key = std::env::var("DYNASLICE_BENCH_KEY").expect("DYNASLICE_BENCH_KEY");
-        let (store, endpoint) = match std::env::var("DYNASLICE_BENCH_ENDPOINT") {
-            Ok(endpoint) => (None, endpoint),
+        let (store, client) = match std::env::var("DYNASLICE_BENCH_ENDPOINT") {
+            Ok(endpoint) => (None, local_client(&endpoint)),
             Err(_) => {
                 let dir = PathBuf::from(std::env::var("DYNASLICE_BENCH_DIR").expect("dir"));
-                let store = EmbeddedStore::start(Some(&dir.join("store.db")))
-                    .await
-                    .expect("store starts");
-                let endpoint = store.endpoint();
-                (Some(store), endpoint)
+                let store = EmbeddedStore::open(Some(&dir.join("store.db"))).expect("store opens");
+                let client = store.client();
+                (Some(store), client)
             }
         };
-        let client = local_client(&endpoint);
         let table = TableConfig::chunk_table(MEMORY_TABLE, key_schema());
         if store.is_some() {
             create_tables(&client, &table).await.expect("tables");
@@ -912,7 +923,7 @@ fn memory_child(mode: &str) {
             u8::from(reset)
         );
         if let Some(store) = store {
-            store.stop().await.expect("store stops");
+            drop(store);
         }
     });
 }

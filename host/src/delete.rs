@@ -24,7 +24,9 @@ pub struct DeleteOutcome {
 }
 
 /// Deletes the item with `key`. A concurrent overwrite between the read and
-/// the delete makes this a [`HostError::Conflict`], leaving the new version whole.
+/// the delete makes this a [`HostError::Conflict`], leaving the new version
+/// whole. A stored item larger than `options.max_item_bytes` is refused
+/// (nothing deleted) before a key is built for any of its chunks.
 pub async fn delete(
     client: &Client,
     table: &TableConfig,
@@ -33,7 +35,7 @@ pub async fn delete(
 ) -> Result<DeleteOutcome, HostError> {
     let key = check_key(table, key)?;
     let sender = options.sender(client);
-    let target = table.target();
+    let target = table.target_within(options.max_item_bytes);
     let Some(stored) = sender.get(parent_get(&target, &key)).await? else {
         return Ok(DeleteOutcome {
             existed: false,

@@ -1,30 +1,51 @@
-//! The embedded store: dynoxide (a DynamoDB-compatible server on SQLite)
-//! running inside this process, serving the DynamoDB API on 127.0.0.1, so
-//! dynaslice works on a fresh machine with no AWS account. The host talks to
-//! it through the same SDK client as to any server.
+//! The embedded store: dynoxide (a DynamoDB-compatible engine on SQLite)
+//! inside this process, so dynaslice works on a fresh machine with no AWS
+//! account.
+//!
+//! The SDK client reaches it through an in-process connector, never a
+//! socket: dynoxide's own HTTP server answers every origin's CORS preflight
+//! and checks no signature, so any web page that found its port could use
+//! the raw DynamoDB API and bypass every check of the host. Here nothing
+//! listens: requests go from the SDK straight to the engine, in the
+//! DynamoDB JSON protocol, and nothing outside this process can send one.
 
-use std::net::SocketAddr;
 use std::path::Path;
+use std::time::SystemTime;
 
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
+use aws_config::BehaviorVersion;
+use aws_config::retry::RetryConfig;
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::config::{Credentials, Region};
+use aws_smithy_runtime_api::client::http::{
+    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient,
+    SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::orchestrator::{HttpRequest, HttpResponse};
+use aws_smithy_runtime_api::client::result::ConnectorError;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
+use aws_smithy_runtime_api::http::StatusCode;
+use aws_smithy_types::body::SdkBody;
+use dynoxide::Database;
 
 use crate::error::HostError;
 
-/// A running embedded store. Stop it with [`EmbeddedStore::stop`]; dropping
-/// it stops accepting connections too.
-#[derive(Debug)]
+/// A running embedded store. Clients made by [`EmbeddedStore::client`] share
+/// it; the data is closed when the store and every client are dropped.
+#[derive(Clone)]
 pub struct EmbeddedStore {
-    addr: SocketAddr,
-    shutdown: Option<oneshot::Sender<()>>,
-    task: Option<JoinHandle<Result<(), String>>>,
+    db: Database,
+}
+
+impl std::fmt::Debug for EmbeddedStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EmbeddedStore")
+    }
 }
 
 impl EmbeddedStore {
-    /// Starts the store on 127.0.0.1 and a free port, with its data in the
-    /// SQLite file `path` (created with its folder if missing), or in memory
-    /// when `path` is `None`. Must run inside a tokio runtime.
-    pub async fn start(path: Option<&Path>) -> Result<Self, HostError> {
+    /// Opens the store with its data in the SQLite file `path` (created with
+    /// its folder if missing), or in memory when `path` is `None`.
+    pub fn open(path: Option<&Path>) -> Result<Self, HostError> {
         let db = match path {
             Some(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
@@ -33,57 +54,155 @@ impl EmbeddedStore {
                 let text = path.to_str().ok_or_else(|| {
                     HostError::Embedded(format!("path {} is not UTF-8", path.display()))
                 })?;
-                dynoxide::Database::new(text)
+                Database::new(text)
             }
-            None => dynoxide::Database::memory(),
+            None => Database::memory(),
         }
         .map_err(|e| HostError::Embedded(e.to_string()))?;
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-            .await
-            .map_err(|e| HostError::Embedded(format!("cannot listen on 127.0.0.1: {e}")))?;
-        let addr = listener
-            .local_addr()
-            .map_err(|e| HostError::Embedded(e.to_string()))?;
-        let (shutdown, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(dynoxide::server::serve_with_shutdown(listener, db, async {
-            let _ = stopped.await;
-        }));
-        Ok(Self {
-            addr,
-            shutdown: Some(shutdown),
-            task: Some(task),
-        })
+        Ok(Self { db })
     }
 
-    /// The address it serves on (always 127.0.0.1).
-    pub fn addr(&self) -> SocketAddr {
-        self.addr
+    /// The underlying engine, for a test or tool that serves it itself.
+    pub fn database(&self) -> &Database {
+        &self.db
     }
 
-    /// The endpoint URL for an SDK client.
-    pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
-    }
-
-    /// Stops serving and waits for requests in flight to finish.
-    pub async fn stop(mut self) -> Result<(), HostError> {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
-        match self.task.take() {
-            Some(task) => task
-                .await
-                .map_err(|e| HostError::Embedded(e.to_string()))?
-                .map_err(HostError::Embedded),
-            None => Ok(()),
-        }
+    /// An SDK client whose requests this store answers in process, with the
+    /// same retry and timeout settings as [`crate::local_client`].
+    pub fn client(&self) -> Client {
+        let connector = InProcess {
+            db: self.db.clone(),
+        };
+        let config = aws_sdk_dynamodb::Config::builder()
+            .behavior_version(BehaviorVersion::latest())
+            // Never contacted: the connector answers every request.
+            .endpoint_url("http://embedded.invalid")
+            .region(Region::new("us-east-1"))
+            .credentials_provider(Credentials::new(
+                "dynaslice",
+                "dynaslice",
+                None,
+                None,
+                "dynaslice-embedded",
+            ))
+            .retry_config(RetryConfig::disabled())
+            .http_client(SharedHttpClient::new(connector))
+            .build();
+        Client::from_conf(config)
     }
 }
 
-impl Drop for EmbeddedStore {
-    fn drop(&mut self) {
-        if let Some(shutdown) = self.shutdown.take() {
-            let _ = shutdown.send(());
-        }
+/// The in-process connector: one request, one engine call, one response.
+#[derive(Clone)]
+struct InProcess {
+    db: Database,
+}
+
+impl std::fmt::Debug for InProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("InProcess")
     }
+}
+
+impl HttpClient for InProcess {
+    fn http_connector(
+        &self,
+        _settings: &HttpConnectorSettings,
+        _components: &RuntimeComponents,
+    ) -> SharedHttpConnector {
+        SharedHttpConnector::new(self.clone())
+    }
+}
+
+impl HttpConnector for InProcess {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let db = self.db.clone();
+        let operation = request
+            .headers()
+            .get("x-amz-target")
+            .and_then(|t| t.strip_prefix("DynamoDB_20120810."))
+            .map(str::to_string);
+        let body = request.body().bytes().map(<[u8]>::to_vec);
+        HttpConnectorFuture::new(async move {
+            let (Some(operation), Some(body)) = (operation, body) else {
+                return Err(ConnectorError::other(
+                    "the embedded store takes DynamoDB JSON requests only".into(),
+                    None,
+                ));
+            };
+            // SQLite blocks: keep it off the runtime's workers.
+            let (status, body) =
+                tokio::task::spawn_blocking(move || answer(&db, &operation, &body))
+                    .await
+                    .map_err(|e| ConnectorError::other(Box::new(e), None))?;
+            let mut response = HttpResponse::new(
+                StatusCode::try_from(status).unwrap_or_else(|_| StatusCode::try_from(500).unwrap()),
+                SdkBody::from(body),
+            );
+            let headers = response.headers_mut();
+            headers.insert("content-type", "application/x-amz-json-1.0");
+            // The store's clock, as any server's Date header: writers and gc
+            // judge chunk ages by it (see `crate::clock`).
+            headers.insert("date", httpdate::fmt_http_date(SystemTime::now()));
+            Ok(response)
+        })
+    }
+}
+
+/// Runs one operation: its status and its DynamoDB JSON body.
+fn answer(db: &Database, operation: &str, body: &[u8]) -> (u16, String) {
+    macro_rules! operations {
+        ($($name:literal => $method:ident),* $(,)?) => {
+            match operation {
+                $($name => serde_json::from_slice(body)
+                    .map_err(serialization)
+                    .and_then(|request| db.$method(request).map_err(Failure::Engine))
+                    .and_then(|response| serde_json::to_string(&response).map_err(serialization)),)*
+                _ => Err(Failure::Unknown),
+            }
+        };
+    }
+    let result = operations!(
+        "CreateTable" => create_table,
+        "DeleteTable" => delete_table,
+        "DescribeTable" => describe_table,
+        "ListTables" => list_tables,
+        "UpdateTable" => update_table,
+        "PutItem" => put_item,
+        "GetItem" => get_item,
+        "DeleteItem" => delete_item,
+        "UpdateItem" => update_item,
+        "Query" => query,
+        "Scan" => scan,
+        "BatchGetItem" => batch_get_item,
+        "BatchWriteItem" => batch_write_item,
+        "TransactWriteItems" => transact_write_items,
+        "TransactGetItems" => transact_get_items,
+    );
+    match result {
+        Ok(json) => (200, json),
+        Err(Failure::Engine(e)) => (e.status_code(), e.to_json()),
+        Err(Failure::Request(message)) => (
+            400,
+            serde_json::json!({
+                "__type": "com.amazon.coral.service#SerializationException",
+                "Message": message,
+            })
+            .to_string(),
+        ),
+        Err(Failure::Unknown) => (
+            400,
+            r#"{"__type":"com.amazon.coral.service#UnknownOperationException"}"#.to_string(),
+        ),
+    }
+}
+
+enum Failure {
+    Engine(dynoxide::DynoxideError),
+    Request(String),
+    Unknown,
+}
+
+fn serialization(e: serde_json::Error) -> Failure {
+    Failure::Request(e.to_string())
 }

@@ -64,6 +64,17 @@ pub enum HostError {
         /// Attempts made.
         attempts: u32,
     },
+    /// This machine's clock and the store's differ by more than can be
+    /// trusted (chunk ages are judged by the store's clock).
+    #[error(
+        "this machine's clock is {offset_ms} ms off the store's (limit {limit_ms} ms); fix the clock"
+    )]
+    ClockSkew {
+        /// Store time minus local time.
+        offset_ms: i64,
+        /// The largest offset corrected.
+        limit_ms: i64,
+    },
     /// A local file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -104,6 +115,7 @@ impl HostError {
                 "DispatchFailure" | "TimeoutError" | "ResponseError" => "CONNECTION_FAILED",
                 _ => "DYNAMODB_ERROR",
             },
+            Self::ClockSkew { .. } => "CLOCK_SKEW",
             Self::Io { .. } => "IO_ERROR",
             Self::Embedded(_) => "EMBEDDED_STORE",
             Self::Input(_) => "INPUT_INVALID",

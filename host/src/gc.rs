@@ -4,16 +4,22 @@
 //! finish deleting a replaced version. The grace period protects writes in
 //! progress: their chunks are written before their commit makes them
 //! referenced, and the version id in every chunk key records when the
-//! write began.
+//! write began, in the store's time (`clock.rs`): writers stamp it and `gc`
+//! judges it by the clock of the store's responses, never by a clock of
+//! their own alone.
+//!
+//! A parent whose manifest cannot be read (damaged, or written by a newer
+//! format version) keeps every chunk of its key: not understanding the
+//! data is a reason to stop, never to delete it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::layout::parse_chunk_key;
-use dynaslice_core::manifest::{CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
+use dynaslice_core::manifest::CHUNK_DIGEST_ATTRIBUTE;
 use dynaslice_core::plan::{WriteRequest, pack_batch_writes, parent_get};
-use dynaslice_core::{Item, Layout, Manifest, VersionId};
+use dynaslice_core::{Item, Layout, VersionId};
 
 use crate::error::HostError;
 use crate::put::PutOptions;
@@ -51,6 +57,33 @@ pub struct GcReport {
     pub young: usize,
     /// Unreferenced chunks deleted (or that would be, in a dry run).
     pub deleted: usize,
+    /// Chunks kept because their parent's manifest cannot be read.
+    pub unreadable: usize,
+    /// The keys of those parents, with why each could not be read.
+    pub unreadable_parents: Vec<(Item, String)>,
+}
+
+/// What a stored parent refers to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Referenced {
+    /// No chunks: no parent, or a plain item.
+    Nothing,
+    /// The chunks of this version.
+    Version(VersionId),
+    /// Unknown: its manifest cannot be read, so none of its chunks may go.
+    Unknown,
+}
+
+/// The version a stored parent refers to (`None`: a plain item), or why its
+/// manifest cannot be read. No size limit applies: `gc` builds no chunk
+/// keys from a manifest, it only compares versions.
+fn referenced_version(table: &TableConfig, parent: &Item) -> Result<Option<VersionId>, String> {
+    let mut target = table.target();
+    target.max_raw_bytes = u64::MAX;
+    match target.read_manifest(parent) {
+        Ok(manifest) => Ok(manifest.map(|m| m.version)),
+        Err(e) => Err(format!("{e} [{}]", e.code())),
+    }
 }
 
 /// Finds and deletes unreferenced chunks of `table`.
@@ -87,25 +120,30 @@ pub async fn gc(
         Ok(())
     })
     .await?;
-    let now_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
     let grace_ms = u64::try_from(options.grace.as_millis()).unwrap_or(u64::MAX);
-    let mut current: BTreeMap<Item, Option<VersionId>> = BTreeMap::new();
+    let mut current: BTreeMap<Item, Referenced> = BTreeMap::new();
     let mut doomed = Vec::new();
     let parents: BTreeSet<Item> = found.keys().map(|(p, _)| p.clone()).collect();
     for parent in parents {
         let stored = sender.get(parent_get(&table.target(), &parent)).await?;
-        let version = stored
-            .as_ref()
-            .and_then(|p| p.get(MANIFEST_ATTRIBUTE))
-            .and_then(|m| Manifest::from_value(m).ok())
-            .map(|m| m.version);
-        current.insert(parent, version);
+        let referenced = match stored.as_ref().map(|p| referenced_version(table, p)) {
+            None => Referenced::Nothing,
+            Some(Ok(version)) => version.map_or(Referenced::Nothing, Referenced::Version),
+            Some(Err(why)) => {
+                report.unreadable_parents.push((parent.clone(), why));
+                Referenced::Unknown
+            }
+        };
+        current.insert(parent, referenced);
     }
+    // The store's time, from the scan's and the reads' answers.
+    let now_ms = sender.clock.now_ms()?;
     for ((parent, version), keys) in found {
-        if current.get(&parent).copied().flatten() == Some(version) {
+        let referenced = current.get(&parent).unwrap_or(&Referenced::Nothing);
+        if *referenced == Referenced::Version(version) {
             report.referenced += keys.len();
+        } else if *referenced == Referenced::Unknown {
+            report.unreadable += keys.len();
         } else if version.unix_ms().saturating_add(grace_ms) > now_ms {
             report.young += keys.len();
         } else {

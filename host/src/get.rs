@@ -91,7 +91,7 @@ pub async fn get(
 ) -> Result<Option<Fetched>, HostError> {
     let key = check_key(table, key)?;
     let sender = Sender::new(client, options.retry, options.concurrency);
-    let target = table.target();
+    let target = table.target_within(options.max_item_bytes);
     let mut reassemble_options = ReassembleOptions::new(&table.key, &table.layout);
     reassemble_options.max_raw_bytes = options.max_item_bytes;
     let mut parent_reads = 0;
@@ -100,17 +100,9 @@ pub async fn get(
         let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
             return Ok(None);
         };
+        // An oversized or damaged manifest is refused before any chunk key
+        // is built.
         let plan = plan_read(&parent, &target, true)?;
-        if let Some(manifest) = &plan.manifest {
-            // Refuse an oversized manifest before reading its chunks.
-            if manifest.raw_len > options.max_item_bytes as u64 {
-                return Err(dynaslice_core::CodecError::TooLarge {
-                    raw: manifest.raw_len,
-                    limit: options.max_item_bytes as u64,
-                }
-                .into());
-            }
-        }
         // Chunk items' exact sizes: what batch_gets reports as they arrive.
         progress.start(plan.batches.iter().map(|b| b.expected_bytes as u64).sum());
         let chunks = sender.batch_gets(plan.batches, progress).await?;

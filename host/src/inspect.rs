@@ -10,7 +10,7 @@ use dynaslice_core::{AttributeValue, Item, Layout, Manifest, item_size};
 use crate::error::HostError;
 use crate::get::check_key;
 use crate::put::PutOptions;
-use crate::scan::scan_pages;
+use crate::scan::{scan_page, scan_pages};
 use crate::table::TableConfig;
 
 /// An item as `ls` shows it.
@@ -71,35 +71,74 @@ pub async fn list(client: &Client, table: &TableConfig) -> Result<Vec<StoredItem
     let sender = PutOptions::default().sender(client);
     let mut found = Vec::new();
     scan_pages(&sender, &table.table, &[], |items| {
-        for item in items {
-            if table.layout == Layout::ItemCollection && is_chunk(table, &item) {
-                continue;
-            }
-            let manifest = item
-                .get(MANIFEST_ATTRIBUTE)
-                .and_then(|m| Manifest::from_value(m).ok());
-            found.push(StoredItem {
-                key: table.key.key_of(&item),
-                parent_bytes: item_size(&item),
-                manifest,
-            });
-        }
+        found.extend(stored_items(table, items));
         Ok(())
     })
     .await?;
     Ok(found)
 }
 
+/// One page of a listing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListPage {
+    /// The items of this page (chunks excluded: a page may hold fewer
+    /// items than were asked for, and still not be the last).
+    pub items: Vec<StoredItem>,
+    /// The key to pass as `after` for the next page; `None` on the last.
+    pub next: Option<Item>,
+}
+
+/// At most `limit` items of `table` after the key `after` (from the start
+/// when `None`), in scan order; chunks excluded.
+pub async fn list_page(
+    client: &Client,
+    table: &TableConfig,
+    limit: u32,
+    after: Option<&Item>,
+) -> Result<ListPage, HostError> {
+    let sender = PutOptions::default().sender(client);
+    let limit = i32::try_from(limit.max(1)).unwrap_or(i32::MAX);
+    let start = after.map(|key| crate::sdk_value::item_to_sdk(table.key.key_of(key)));
+    let (items, next) = scan_page(&sender, &table.table, &[], Some(limit), start).await?;
+    let next = next
+        .map(|key| {
+            crate::sdk_value::item_from_sdk(key)
+                .ok_or_else(|| HostError::Input("Scan returned an unknown attribute type".into()))
+        })
+        .transpose()?;
+    Ok(ListPage {
+        items: stored_items(table, items).collect(),
+        next,
+    })
+}
+
+/// The listed form of scanned items, chunks left out.
+fn stored_items(table: &TableConfig, items: Vec<Item>) -> impl Iterator<Item = StoredItem> + '_ {
+    items
+        .into_iter()
+        .filter(|item| !(table.layout == Layout::ItemCollection && is_chunk(table, item)))
+        .map(|item| StoredItem {
+            key: table.key.key_of(&item),
+            parent_bytes: item_size(&item),
+            manifest: item
+                .get(MANIFEST_ATTRIBUTE)
+                .and_then(|m| Manifest::from_value(m).ok()),
+        })
+}
+
 /// The parent, manifest and chunk layout of the item with `key`, without
-/// reading its chunks; `None` when there is no such item.
+/// reading its chunks; `None` when there is no such item. A stored item
+/// larger than `max_item_bytes` is refused before its chunks are listed.
 pub async fn inspect(
     client: &Client,
     table: &TableConfig,
     key: &Item,
+    max_item_bytes: usize,
 ) -> Result<Option<Inspection>, HostError> {
     let key = check_key(table, key)?;
     let sender = PutOptions::default().sender(client);
-    let target = table.target();
+    let target = table.target_within(max_item_bytes);
     let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
         return Ok(None);
     };

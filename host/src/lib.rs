@@ -11,10 +11,10 @@
 //! ```no_run
 //! # async fn demo() -> Result<(), dynaslice_host::HostError> {
 //! use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType};
-//! use dynaslice_host::{EmbeddedStore, GetOptions, PutOptions, TableConfig, create_tables, local_client};
+//! use dynaslice_host::{EmbeddedStore, GetOptions, PutOptions, TableConfig, create_tables};
 //!
-//! let store = EmbeddedStore::start(None).await?; // in memory, on 127.0.0.1
-//! let client = local_client(&store.endpoint());
+//! let store = EmbeddedStore::open(None)?; // in memory, in this process: no socket
+//! let client = store.client();
 //! let table = TableConfig::chunk_table("docs", KeySchema::partition("id", KeyType::S));
 //! create_tables(&client, &table).await?;
 //!
@@ -31,6 +31,7 @@
 #![forbid(unsafe_code)]
 
 mod client;
+mod clock;
 mod cpu;
 mod delete;
 mod embedded;
@@ -51,12 +52,13 @@ mod stream;
 mod table;
 
 pub use client::{aws_client, local_client};
+pub use clock::MAX_CLOCK_SKEW_MS;
 pub use delete::{DeleteOutcome, delete};
 pub use embedded::EmbeddedStore;
 pub use error::HostError;
 pub use gc::{GcOptions, GcReport, gc};
 pub use get::{Fetched, GetOptions, check_key, get};
-pub use inspect::{ChunkInfo, Inspection, StoredItem, inspect, list};
+pub use inspect::{ChunkInfo, Inspection, ListPage, StoredItem, inspect, list, list_page};
 pub use preview::{Preview, preview};
 pub use progress::{ByteCounter, Progress};
 pub use put::{PutOptions, PutOutcome, fresh_version, put};

@@ -9,14 +9,16 @@
 use std::ops::Range;
 
 use aws_sdk_dynamodb::Client;
-use dynaslice_core::codec::{Codec, FRAME_HEADER_BYTES, decompress_prefix};
+use dynaslice_core::codec::{Codec, FRAME_HEADER_BYTES, FrameHeader, decompress_prefix};
 use dynaslice_core::digest::chunk_digest;
 use dynaslice_core::encoding::single_blob_span;
 use dynaslice_core::layout::chunk_key;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE};
-use dynaslice_core::plan::{BatchGet, PlanError, parent_get, plan_read};
+use dynaslice_core::plan::{
+    BatchGet, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, PlanError, parent_get, plan_read,
+};
 use dynaslice_core::{
-    AttributeValue, Item, Manifest, ReassembleError, ReassembleOptions, reassemble,
+    AttributeValue, Item, MAX_ITEM_BYTES, Manifest, ReassembleError, ReassembleOptions, reassemble,
 };
 
 use crate::error::HostError;
@@ -24,8 +26,10 @@ use crate::get::{GetOptions, check_key};
 use crate::send::Sender;
 use crate::table::TableConfig;
 
-/// Chunks fetched per round while decoding a compressed payload's start.
-const CHUNKS_PER_ROUND: u32 = 2;
+/// Chunks fetched in the first round after the first chunk while decoding a
+/// compressed payload's start; each later round doubles it, so a preview
+/// decodes its prefix O(log n) times, never once per chunk.
+const FIRST_ROUND_CHUNKS: u32 = 2;
 
 /// Part of a stored item's content.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,7 +61,7 @@ pub async fn preview(
 ) -> Result<Option<Preview>, HostError> {
     let key = check_key(table, key)?;
     let sender = Sender::new(client, options.retry, options.concurrency);
-    let target = table.target();
+    let target = table.target_within(options.max_item_bytes);
     let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
         return Ok(None);
     };
@@ -83,24 +87,25 @@ pub async fn preview(
         return Ok(Some(stored_range(&mut reader, range).await?));
     }
     let last_chunk = manifest.chunk_count.saturating_sub(1);
+    // The first round reads one chunk: most previews need no more.
+    reader.frame = reader.read(0, 0).await?;
+    reader.next = 1;
+    check_frame_header(&reader.frame, &manifest)?;
+    let mut round = FIRST_ROUND_CHUNKS;
     let raw = loop {
-        if reader.next == 0 {
-            // The first round reads one chunk: most previews need no more.
-            let through = 0;
-            reader.frame = reader.read(0, through).await?;
-            reader.next = through + 1;
-        }
         let complete = reader.complete();
         let want = usize::try_from(range.end.saturating_add(4096)).unwrap_or(usize::MAX);
-        let raw = decompress_prefix(&reader.frame, complete, want)?;
+        let frame = &reader.frame;
+        let raw = crate::cpu::heavy(|| decompress_prefix(frame, complete, want))?;
         let enough = single_blob_span(&raw).map_or(range.end, |s| s.start as u64 + range.end);
         if complete || raw.len() as u64 >= enough.min(manifest.raw_len) {
             break raw;
         }
-        let through = (reader.next + CHUNKS_PER_ROUND - 1).min(last_chunk);
+        let through = reader.next.saturating_add(round - 1).min(last_chunk);
         let bytes = reader.read(reader.next, through).await?;
         reader.frame.extend_from_slice(&bytes);
         reader.next = through + 1;
+        round = round.saturating_mul(2);
     };
     let (attribute, start, total) = match single_blob_span(&raw) {
         Some(span) => (Some(span.name), span.start as u64, span.len),
@@ -126,6 +131,7 @@ async fn stored_range(
 ) -> Result<Preview, HostError> {
     let manifest = reader.manifest;
     let first_chunk = reader.read(0, 0).await?;
+    check_frame_header(&first_chunk, manifest)?;
     let head = decompress_prefix(&first_chunk, manifest.chunk_count == 1, 1024)?;
     let span = single_blob_span(&head);
     let (start, total) = span
@@ -173,6 +179,17 @@ async fn stored_range(
             2 + last - first
         },
     })
+}
+
+/// Refuses a stored frame whose header disagrees with the manifest (which
+/// was checked against the reader's limit): a decoder must never size a
+/// buffer by a header nobody checked.
+fn check_frame_header(frame: &[u8], manifest: &Manifest) -> Result<(), HostError> {
+    let header = FrameHeader::parse_header(frame)?;
+    if header.codec != manifest.codec || header.raw_len != manifest.raw_len {
+        return Err(ReassembleError::FrameMismatch.into());
+    }
+    Ok(())
 }
 
 /// The preview of an item that is not split or whose payload is inline.
@@ -241,13 +258,18 @@ impl ChunkReader<'_> {
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(PlanError::from)?;
-        let get = BatchGet {
-            table: self.table.chunk_table.clone(),
-            keys: keys.clone(),
-            consistent: true,
-            expected_bytes: 0,
-        };
-        let mut found = self.sender.batch_get(get, &()).await?;
+        // BatchGetItem takes at most 100 keys (and 16 MB) a request.
+        let per_request = MAX_BATCH_GET_KEYS.min(MAX_BATCH_GET_BYTES / MAX_ITEM_BYTES);
+        let gets = keys
+            .chunks(per_request)
+            .map(|keys| BatchGet {
+                table: self.table.chunk_table.clone(),
+                keys: keys.to_vec(),
+                consistent: true,
+                expected_bytes: 0,
+            })
+            .collect();
+        let mut found = self.sender.batch_gets(gets, &()).await?;
         let version = self.manifest.version.to_text();
         let mut bytes = Vec::new();
         for (&seq, key) in seqs.iter().zip(&keys) {

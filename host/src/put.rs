@@ -97,7 +97,9 @@ pub struct PutOutcome {
     pub consumed_read_units: f64,
 }
 
-/// A fresh version id: now, and 80 random bits.
+/// A fresh version id by this machine's clock, and 80 random bits. Writes
+/// stamp theirs with the store's clock instead (see `clock.rs`); this is for
+/// splits that are only estimated, never written.
 pub fn fresh_version() -> VersionId {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -116,21 +118,30 @@ pub async fn put(
     options: &PutOptions,
     progress: &dyn Progress,
 ) -> Result<PutOutcome, HostError> {
-    let split_options = options.split_options(table, fresh_version());
-    let split = crate::cpu::heavy(|| split_item(item, &split_options))?;
+    let version = fresh_version();
+    let split_options = options.split_options(table, version);
+    let mut split = crate::cpu::heavy(|| split_item(item, &split_options))?;
     let sender = options.sender(client);
     let expect = read_expect(&sender, table, &split.parent).await?;
+    // The parent read's answer carries the store's time: a version this
+    // machine's clock stamped far from it is stamped again (rare, and only
+    // for a machine whose clock is off).
+    if let Some(version) = sender.clock.restamp(version)? {
+        let split_options = options.split_options(table, version);
+        split = crate::cpu::heavy(|| split_item(item, &split_options))?;
+    }
     let plan = plan_write(&split, &table.target(), &expect, options.mode)?;
     execute(&sender, table, plan, &split, &expect, options, progress).await
 }
 
-/// What the write replaces: the parent stored now, read consistently.
+/// What the write replaces: the parent stored now under `item`'s key, read
+/// consistently.
 pub(crate) async fn read_expect(
     sender: &Sender<'_>,
     table: &TableConfig,
-    parent: &Item,
+    item: &Item,
 ) -> Result<Expect, HostError> {
-    let stored = sender.get(parent_get(&table.target(), parent)).await?;
+    let stored = sender.get(parent_get(&table.target(), item)).await?;
     Ok(Expect::from_stored_at(stored.as_ref(), &table.target())?)
 }
 

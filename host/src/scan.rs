@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use dynaslice_core::Item;
 
 use crate::error::HostError;
-use crate::sdk_value::item_from_sdk;
+use crate::sdk_value::{SdkItem, item_from_sdk};
 use crate::send::Sender;
 
 /// Scans `table` consistently, handing each page's items to `page`.
@@ -17,6 +17,26 @@ pub(crate) async fn scan_pages(
     projection: &[&str],
     mut page: impl FnMut(Vec<Item>) -> Result<(), HostError>,
 ) -> Result<(), HostError> {
+    let mut start = None;
+    loop {
+        let (items, next) = scan_page(sender, table, projection, None, start).await?;
+        page(items)?;
+        match next {
+            Some(key) => start = Some(key),
+            None => return Ok(()),
+        }
+    }
+}
+
+/// One consistent Scan page of `table` from after `start` (at most `limit`
+/// items evaluated when set): its items and the key to continue from.
+pub(crate) async fn scan_page(
+    sender: &Sender<'_>,
+    table: &str,
+    projection: &[&str],
+    limit: Option<i32>,
+    start: Option<SdkItem>,
+) -> Result<(Vec<Item>, Option<SdkItem>), HostError> {
     let names: HashMap<String, String> = projection
         .iter()
         .enumerate()
@@ -26,40 +46,37 @@ pub(crate) async fn scan_pages(
         .map(|i| format!("#p{i}"))
         .collect::<Vec<_>>()
         .join(", ");
-    let mut start = None;
-    loop {
-        let (result, attempts) = sender
-            .retry
-            .run(|| {
-                let mut request = sender
-                    .client
-                    .scan()
-                    .table_name(table)
-                    .consistent_read(true)
-                    .set_exclusive_start_key(start.clone());
-                if !projection.is_empty() {
-                    request = request
-                        .projection_expression(&expression)
-                        .set_expression_attribute_names(Some(names.clone()));
-                }
-                request.send()
-            })
-            .await;
-        let output = result.map_err(|e| HostError::dynamo("Scan", e, attempts))?;
-        let items = output
-            .items
-            .unwrap_or_default()
-            .into_iter()
-            .map(|i| {
-                item_from_sdk(i).ok_or_else(|| {
-                    HostError::Input("Scan returned an unknown attribute type".into())
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        page(items)?;
-        match output.last_evaluated_key {
-            Some(key) if !key.is_empty() => start = Some(key),
-            _ => return Ok(()),
-        }
-    }
+    let (result, attempts) = sender
+        .retry
+        .run(|| {
+            let mut request = sender
+                .client
+                .scan()
+                .table_name(table)
+                .consistent_read(true)
+                .set_limit(limit)
+                .set_exclusive_start_key(start.clone());
+            if !projection.is_empty() {
+                request = request
+                    .projection_expression(&expression)
+                    .set_expression_attribute_names(Some(names.clone()));
+            }
+            request
+                .customize()
+                .interceptor(sender.clock.observer())
+                .send()
+        })
+        .await;
+    let output = result.map_err(|e| HostError::dynamo("Scan", e, attempts))?;
+    let items = output
+        .items
+        .unwrap_or_default()
+        .into_iter()
+        .map(|i| {
+            item_from_sdk(i)
+                .ok_or_else(|| HostError::Input("Scan returned an unknown attribute type".into()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let next = output.last_evaluated_key.filter(|key| !key.is_empty());
+    Ok((items, next))
 }

@@ -17,6 +17,7 @@ use dynaslice_core::plan::{
 use dynaslice_core::{Item, item_size};
 use futures::{StreamExt, TryStreamExt};
 
+use crate::clock::StoreClock;
 use crate::error::HostError;
 use crate::progress::Progress;
 use crate::retry::{RetryPolicy, is_transient};
@@ -30,6 +31,8 @@ pub(crate) struct Sender<'a> {
     pub retry: RetryPolicy,
     pub concurrency: usize,
     pub consumed: Arc<Consumed>,
+    /// The store's time, from the `Date` of parent reads and scans.
+    pub clock: Arc<StoreClock>,
 }
 
 /// Capacity units consumed, as the server reported them, in thousandths.
@@ -68,6 +71,7 @@ impl<'a> Sender<'a> {
             retry,
             concurrency,
             consumed: Arc::default(),
+            clock: Arc::default(),
         }
     }
 }
@@ -117,6 +121,8 @@ impl Sender<'_> {
                     .table_name(&get.table)
                     .set_key(Some(key.clone()))
                     .consistent_read(get.consistent)
+                    .customize()
+                    .interceptor(self.clock.observer())
                     .send()
             })
             .await;

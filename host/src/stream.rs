@@ -16,9 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 
 use crate::error::HostError;
 use crate::progress::Progress;
-use crate::put::{
-    PutOptions, PutOutcome, clean_up, commit_batch, fresh_version, read_expect, replaced,
-};
+use crate::put::{PutOptions, PutOutcome, clean_up, commit_batch, read_expect, replaced};
 use crate::send::Sender;
 use crate::table::TableConfig;
 
@@ -77,8 +75,9 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
         .into());
     }
     let sender = options.sender(client);
-    let split_options = options.split_options(table, fresh_version());
+    // The parent read's answer carries the store's time, for the version.
     let expect = read_expect(&sender, table, &parent).await?;
+    let split_options = options.split_options(table, sender.clock.fresh_version()?);
     let mut piece = vec![0; READ_BYTES];
     let first = read_full(&mut reader, &mut piece)
         .await

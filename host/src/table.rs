@@ -76,13 +76,17 @@ impl TableConfig {
         }
     }
 
-    /// The plan target.
+    /// The plan target, refusing stored items over the default limit.
     pub fn target(&self) -> Target<'_> {
+        Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
+    }
+
+    /// The plan target, refusing stored items over `max_raw_bytes` before
+    /// building a key for any of their chunks.
+    pub fn target_within(&self, max_raw_bytes: usize) -> Target<'_> {
         Target {
-            table: &self.table,
-            chunk_table: &self.chunk_table,
-            key: &self.key,
-            layout: &self.layout,
+            max_raw_bytes: max_raw_bytes as u64,
+            ..self.target()
         }
     }
 

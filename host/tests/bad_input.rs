@@ -240,7 +240,7 @@ async fn items_over_the_configured_maximum_are_refused() {
 
 /// The chunk `seq` of `item` as stored, read directly.
 async fn stored_chunk(client: &Client, table: &TableConfig, item: &Item, seq: usize) -> Item {
-    let inspection = dynaslice_host::inspect(client, table, item)
+    let inspection = dynaslice_host::inspect(client, table, item, usize::MAX)
         .await
         .expect("inspect")
         .expect("found");
@@ -298,7 +298,7 @@ async fn tampered_chunks_and_manifests_are_detected() {
         );
 
         // A chunk deleted on the server (the parent did not move): missing, not retried forever.
-        let gone = dynaslice_host::inspect(&client, &table, &victim)
+        let gone = dynaslice_host::inspect(&client, &table, &victim, usize::MAX)
             .await
             .unwrap()
             .unwrap()

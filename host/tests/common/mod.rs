@@ -2,7 +2,8 @@
 //! tables, and items to write.
 //!
 //! The server is chosen by `DYNASLICE_TEST_SERVER`: `embedded` (default:
-//! dynoxide in this process, as the CLI runs it) or `dynamodb-local`
+//! dynoxide, the engine the CLI embeds, behind its own HTTP server in this
+//! test process) or `dynamodb-local`
 //! (Amazon's DynamoDB Local, started by the tests, bound to 127.0.0.1).
 //! `npm test` runs the suite once with each. Each test binary starts its
 //! server once and shares it between its tests.
@@ -17,7 +18,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType};
-use dynaslice_host::{EmbeddedStore, LayoutKind, TableConfig, create_tables, local_client};
+use dynaslice_host::{LayoutKind, TableConfig, create_tables, local_client};
 
 /// Which server the suite runs against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,8 +38,10 @@ pub fn server_kind() -> ServerKind {
     }
 }
 
-/// Starts an embedded store on its own thread and runtime, so it outlives
-/// every test's runtime; returns its endpoint.
+/// Starts dynoxide's HTTP server on 127.0.0.1 on its own thread and
+/// runtime, so it outlives every test's runtime; returns its endpoint. (The
+/// host itself never opens this socket: its embedded store answers in
+/// process. Tests talk HTTP to a real server.)
 pub fn start_embedded_thread() -> String {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
@@ -48,12 +51,13 @@ pub fn start_embedded_thread() -> String {
             .build()
             .expect("runtime");
         runtime.block_on(async move {
-            let store = EmbeddedStore::start(None)
+            let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
                 .await
-                .expect("embedded store starts");
-            tx.send(store.endpoint()).expect("endpoint sent");
-            std::future::pending::<()>().await;
-            drop(store);
+                .expect("a free port on 127.0.0.1");
+            let addr = listener.local_addr().expect("bound address");
+            let db = dynoxide::Database::memory().expect("in-memory store");
+            tx.send(format!("http://{addr}")).expect("endpoint sent");
+            dynoxide::server::serve_on(listener, db).await;
         });
     });
     rx.recv().expect("embedded store reported its endpoint")
