@@ -94,6 +94,23 @@ pub struct ServeArgs {
     /// The npm package's folder (served at /pkg/dynaslice/).
     #[arg(long, default_value = "wasm")]
     pub pkg: PathBuf,
+    /// The secret every API call must carry (default: a fresh random one
+    /// per launch, shown in the printed URL). At least 16 characters.
+    #[arg(long, env = "DYNASLICE_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Another host name the server answers to (repeatable): `name` on the
+    /// listen port, or `name:port`. Requests naming any other host get 421.
+    #[arg(long = "allow-host")]
+    pub allow_hosts: Vec<String>,
+    /// Uploads in flight at once (more get 503).
+    #[arg(long, default_value_t = 4)]
+    pub max_uploads: usize,
+    /// Whole-item reads and previews in flight at once (more get 503).
+    #[arg(long, default_value_t = 8)]
+    pub max_reads: usize,
+    /// Longest pause while an upload body is sent.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    pub body_idle_timeout: std::time::Duration,
 }
 
 /// `--json` as a shorthand for `--output json`.
@@ -124,6 +141,11 @@ pub struct KeyArgs {
     /// once per key attribute.
     #[arg(long, short, required = true)]
     pub key: Vec<String>,
+    /// The largest stored item this reads, inspects or deletes, in bytes
+    /// (default 64 MiB): a stored manifest is checked against it before a
+    /// key is built for any of its chunks.
+    #[arg(long)]
+    pub max_size: Option<usize>,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -213,9 +235,6 @@ pub struct GetArgs {
     /// The attribute a file was stored in.
     #[arg(long, default_value = "data")]
     pub attribute: String,
-    /// The largest item accepted, in bytes (default 64 MiB).
-    #[arg(long)]
-    pub max_size: Option<usize>,
 }
 
 /// What `gc` takes.

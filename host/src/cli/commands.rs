@@ -205,7 +205,7 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
     let table = TableConfig::discover(client, &args.item.table).await?;
     let key = key_from_args(&args.item.key, &table.key)?;
     let mut options = GetOptions::default();
-    if let Some(max) = args.max_size {
+    if let Some(max) = args.item.max_size {
         options.max_item_bytes = max;
     }
     let bar = Bar::new("reading", json || args.out.is_none());
@@ -258,7 +258,11 @@ fn not_found(key: &Item, table: &str, json: bool) -> Result<ExitCode, HostError>
 pub async fn rm(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode, HostError> {
     let table = TableConfig::discover(client, &args.table).await?;
     let key = key_from_args(&args.key, &table.key)?;
-    let outcome = dynaslice_host::delete(client, &table, &key, &PutOptions::default()).await?;
+    let mut options = PutOptions::default();
+    if let Some(max) = args.max_size {
+        options.max_item_bytes = max;
+    }
+    let outcome = dynaslice_host::delete(client, &table, &key, &options).await?;
     if !outcome.existed {
         return not_found(&key, &args.table, json);
     }
@@ -305,7 +309,10 @@ pub async fn ls(client: &Client, args: &TableArgs, json: bool) -> Result<ExitCod
 pub async fn inspect(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode, HostError> {
     let table = TableConfig::discover(client, &args.table).await?;
     let key = key_from_args(&args.key, &table.key)?;
-    let Some(found) = dynaslice_host::inspect(client, &table, &key).await? else {
+    let max = args
+        .max_size
+        .unwrap_or(dynaslice_core::DEFAULT_MAX_RAW_BYTES);
+    let Some(found) = dynaslice_host::inspect(client, &table, &key, max).await? else {
         return not_found(&key, &args.table, json);
     };
     if json {
@@ -349,6 +356,10 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
         print_json(&json!({
             "chunks": report.chunks, "referenced": report.referenced,
             "young": report.young, "deleted": report.deleted, "dryRun": args.dry_run,
+            "unreadable": report.unreadable,
+            "unreadableParents": report.unreadable_parents.iter()
+                .map(|(key, why)| json!({ "key": dynaslice_host::json::item_to_json(key), "error": why }))
+                .collect::<Vec<_>>(),
         }));
     } else {
         let verb = if args.dry_run {
@@ -364,6 +375,12 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
             humantime::format_duration(args.grace),
             report.deleted
         );
+        for (key, why) in &report.unreadable_parents {
+            eprintln!(
+                "dynaslice: kept every chunk of {}: its manifest cannot be read: {why}",
+                dynaslice_host::json::item_to_json(key)
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -447,12 +464,24 @@ pub async fn serve(client: &Client, args: &ServeArgs) -> Result<ExitCode, HostEr
             )));
         }
     }
+    let token = match &args.token {
+        Some(token) => token.clone(),
+        None => dynaslice_host::serve::fresh_token()?,
+    };
     let config = dynaslice_host::serve::ServeConfig {
         tables,
         key_prefix: args.key_prefix.clone(),
         max_item_bytes: args.max_item_bytes,
         www: args.www.clone(),
         pkg: args.pkg.clone(),
+        token: token.clone(),
+        allowed_hosts: args.allow_hosts.clone(),
+        limits: dynaslice_host::serve::ServeLimits {
+            max_uploads: args.max_uploads,
+            max_reads: args.max_reads,
+            body_idle_timeout: args.body_idle_timeout,
+            ..Default::default()
+        },
     };
     let shutdown = async {
         let mut term =
@@ -468,7 +497,9 @@ pub async fn serve(client: &Client, args: &ServeArgs) -> Result<ExitCode, HostEr
         args.listen,
         |addr| {
             use std::io::Write;
-            println!("dynaslice serving http://{addr}/");
+            // The token travels in the fragment, which browsers never send:
+            // the page reads it and keeps it for this tab.
+            println!("dynaslice serving http://{addr}/#token={token}");
             let _ = std::io::stdout().flush();
         },
         shutdown,

@@ -25,38 +25,23 @@ pub fn wants_json(cli: &Cli) -> bool {
     flag || cli.output == args::Output::Json
 }
 
-/// Where requests go, and the embedded store when it is the target.
-struct Connection {
-    client: Client,
-    store: Option<EmbeddedStore>,
-}
-
-async fn connect(cli: &Cli) -> Result<Connection, HostError> {
+/// The client for where requests go: `--endpoint`, `--aws`, or the
+/// embedded store, answered inside this process (no socket).
+async fn connect(cli: &Cli) -> Result<Client, HostError> {
     if let Some(url) = &cli.endpoint {
-        return Ok(Connection {
-            client: local_client(url),
-            store: None,
-        });
+        return Ok(local_client(url));
     }
     if cli.aws {
-        return Ok(Connection {
-            client: aws_client().await,
-            store: None,
-        });
+        return Ok(aws_client().await);
     }
-    let store = EmbeddedStore::start(Some(&cli.data)).await?;
-    Ok(Connection {
-        client: local_client(&store.endpoint()),
-        store: Some(store),
-    })
+    Ok(EmbeddedStore::open(Some(&cli.data))?.client())
 }
 
 /// Runs the command; `Ok` carries the exit code (1 for "not found").
 pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
     let json = wants_json(&cli);
-    let connection = connect(&cli).await?;
-    let client = &connection.client;
-    let result = match &cli.command {
+    let client = &connect(&cli).await?;
+    match &cli.command {
         Command::Put(a) => commands::put(client, a, json).await,
         Command::Estimate(a) => commands::estimate(client, a, json).await,
         Command::Get(a) => commands::get(client, a, json).await,
@@ -66,9 +51,5 @@ pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
         Command::Gc(a) => commands::gc(client, a, json).await,
         Command::Tables(TablesCommand::Create(a)) => commands::create(client, a, json).await,
         Command::Serve(a) => commands::serve(client, a).await,
-    };
-    if let Some(store) = connection.store {
-        store.stop().await?;
     }
-    result
 }

@@ -3,18 +3,19 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use axum::Router;
-use axum::body::Body;
 use axum::extract::{Query, State as Extract};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Json, Response};
-use axum::routing::{delete, get, post};
+use axum::routing::{any, delete, get};
+use axum::{Extension, Router, middleware};
+use base64::Engine as _;
 use dynaslice_core::{AttributeValue, Item};
 use serde_json::{Value, json};
 use tower_http::services::ServeDir;
 
-use super::upload::{commit_upload, drain, read_upload};
-use super::{ApiError, State};
+use super::guard::Guard;
+use super::upload::upload_router;
+use super::{ApiError, State, check_scope};
 use crate::get::GetOptions;
 use crate::json::{inspection_to_json, item_from_json, item_to_json, manifest_to_json};
 use crate::put::PutOptions;
@@ -23,22 +24,29 @@ use crate::table::TableConfig;
 type Shared = Extract<Arc<State>>;
 type Params = Query<HashMap<String, String>>;
 
-pub(super) fn router(state: Arc<State>) -> Router {
+pub(super) fn router(state: Arc<State>, guard: Arc<Guard>) -> Router {
     let pkg = &state.config.pkg;
     let www = ServeDir::new(&state.config.www);
+    let uploads = upload_router(
+        state.client.clone(),
+        state.config.upload(),
+        state.config.limits.max_uploads,
+    )
+    .layer(Extension(state.config.scope()));
     Router::new()
         .route("/api/config", get(config))
-        .route("/api/upload", post(upload))
         .route("/api/items", get(items))
         .route("/api/item", get(item))
         .route("/api/item", delete(remove))
         .route("/api/preview", get(preview))
         .route("/api/inspect", get(inspect))
-        .route("/api/{*rest}", get(unknown).post(unknown).delete(unknown))
+        .nest("/api/upload", uploads)
+        .route("/api/{*rest}", any(unknown))
         .nest_service("/pkg/dynaslice/js", ServeDir::new(pkg.join("js")))
         .nest_service("/pkg/dynaslice/dist", ServeDir::new(pkg.join("dist")))
         .fallback_service(www)
         .with_state(state)
+        .layer(middleware::from_fn_with_state(guard, super::guard::check))
 }
 
 async fn unknown() -> ApiError {
@@ -64,7 +72,7 @@ fn target<'s>(
     let json: Value = serde_json::from_str(text)
         .map_err(|e| ApiError::bad("KEY_INVALID", format!("key is not JSON: {e}")))?;
     let key = crate::get::check_key(table, &item_from_json(&json)?)?;
-    state.config.check_scope(table, &key)?;
+    check_scope(&state.config.scope(), table, &key)?;
     Ok((table, key))
 }
 
@@ -90,62 +98,66 @@ async fn config(Extract(state): Shared) -> Json<Value> {
         "tables": tables,
         "keyPrefix": state.config.key_prefix,
         "maxItemBytes": state.config.max_item_bytes,
-        "maxBodyBytes": state.config.max_body_bytes(),
+        "maxBodyBytes": state.config.upload().max_body_bytes(),
     }))
 }
 
-async fn upload(
-    Extract(state): Shared,
-    Query(params): Params,
-    headers: HeaderMap,
-    body: Body,
-) -> Result<Json<Value>, ApiError> {
-    let limit = state.config.max_body_bytes();
-    let mut stream = body.into_data_stream();
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    let checked = param(&params, "table").and_then(|name| state.config.table(name));
-    let read = match (checked, declared) {
-        (Err(e), _) => Err(e),
-        (Ok(_), Some(n)) if n > limit => Err(ApiError::too_large(limit)),
-        (Ok(table), _) => read_upload(&mut stream, limit)
-            .await
-            .map(|upload| (table, upload)),
-    };
-    let (table, upload) = match read {
-        Ok(read) => read,
-        Err(e) => {
-            drain(&mut stream, limit.saturating_mul(2)).await;
-            return Err(e);
-        }
-    };
-    let key = table.key.key_of(&upload.parent);
-    let outcome = commit_upload(&state.client, table, &state.config, upload).await?;
-    Ok(Json(json!({
-        "key": item_to_json(&key),
-        "mode": outcome.mode,
-        "manifest": outcome.manifest.as_ref().map(manifest_to_json),
-        "bytesWritten": outcome.bytes_written,
-        "writeUnits": outcome.planned_write_units,
-        "consumedWriteUnits": outcome.consumed_write_units,
-    })))
-}
+/// Items listed per page by default, and at most.
+const PAGE_ITEMS: u32 = 100;
+const MAX_PAGE_ITEMS: u32 = 1000;
 
 async fn items(Extract(state): Shared, Query(params): Params) -> Result<Json<Value>, ApiError> {
     let table = state.config.table(param(&params, "table")?)?;
-    let found = crate::inspect::list(&state.client, table).await?;
-    let rows: Vec<Value> = found
+    let limit = match params.get("limit") {
+        None => PAGE_ITEMS,
+        Some(text) => text
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=MAX_PAGE_ITEMS).contains(n))
+            .ok_or_else(|| {
+                ApiError::bad(
+                    "PARAMETER_INVALID",
+                    format!("limit must be a whole number from 1 to {MAX_PAGE_ITEMS}"),
+                )
+            })?,
+    };
+    let after = params
+        .get("cursor")
+        .map(|c| cursor_key(table, c))
+        .transpose()?;
+    let page = crate::inspect::list_page(&state.client, table, limit, after.as_ref()).await?;
+    let scope = state.config.scope();
+    let rows: Vec<Value> = page
+        .items
         .iter()
-        .filter(|i| state.config.check_scope(table, &i.key).is_ok())
+        .filter(|i| check_scope(&scope, table, &i.key).is_ok())
         .map(|i| json!({ "key": item_to_json(&i.key), "parentBytes": i.parent_bytes, "manifest": i.manifest.as_ref().map(manifest_to_json) }))
         .collect();
-    Ok(Json(json!({ "items": rows })))
+    let cursor = page.next.map(|key| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(item_to_json(&key).to_string())
+    });
+    Ok(Json(json!({ "items": rows, "cursor": cursor })))
+}
+
+/// The key a `cursor` names: base64url of its DynamoDB JSON, checked as a
+/// key of the table like any key a caller sends.
+fn cursor_key(table: &TableConfig, cursor: &str) -> Result<Item, ApiError> {
+    let invalid = || ApiError::bad("PARAMETER_INVALID", "cursor is not one this server gave");
+    let text = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| invalid())?;
+    let json: Value = serde_json::from_slice(&text).map_err(|_| invalid())?;
+    let key = item_from_json(&json).map_err(|_| invalid())?;
+    let full = table.key.key_of(&key);
+    if full.len() != key.len() {
+        return Err(invalid());
+    }
+    crate::get::check_key(table, &full).map_err(|_| invalid())
 }
 
 async fn item(Extract(state): Shared, Query(params): Params) -> Result<Response, ApiError> {
     let (table, key) = target(&state, &params)?;
+    let _permit = state.read_permit()?;
     let options = GetOptions {
         max_item_bytes: state.config.max_item_bytes,
         ..GetOptions::default()
@@ -178,6 +190,7 @@ async fn item(Extract(state): Shared, Query(params): Params) -> Result<Response,
 
 async fn preview(Extract(state): Shared, Query(params): Params) -> Result<Response, ApiError> {
     let (table, key) = target(&state, &params)?;
+    let _permit = state.read_permit()?;
     let number = |name: &str, default: u64| {
         params.get(name).map_or(Ok(default), |v| {
             v.parse::<u64>().map_err(|_| {
@@ -189,22 +202,20 @@ async fn preview(Extract(state): Shared, Query(params): Params) -> Result<Respon
         })
     };
     let start = number("start", 0)?;
-    let end = number("end", start + 4096)?.max(start);
+    let end = number("end", start.saturating_add(4096))?.max(start);
     if end - start > 1 << 20 {
         return Err(ApiError::bad(
             "PARAMETER_INVALID",
             "a preview is at most 1 MiB",
         ));
     }
-    let found = crate::preview::preview(
-        &state.client,
-        table,
-        &key,
-        start..end,
-        &GetOptions::default(),
-    )
-    .await?
-    .ok_or_else(|| not_found(table, &key))?;
+    let options = GetOptions {
+        max_item_bytes: state.config.max_item_bytes,
+        ..GetOptions::default()
+    };
+    let found = crate::preview::preview(&state.client, table, &key, start..end, &options)
+        .await?
+        .ok_or_else(|| not_found(table, &key))?;
     let mut response = (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "application/octet-stream")],
@@ -225,7 +236,7 @@ async fn preview(Extract(state): Shared, Query(params): Params) -> Result<Respon
 
 async fn inspect(Extract(state): Shared, Query(params): Params) -> Result<Json<Value>, ApiError> {
     let (table, key) = target(&state, &params)?;
-    let found = crate::inspect::inspect(&state.client, table, &key)
+    let found = crate::inspect::inspect(&state.client, table, &key, state.config.max_item_bytes)
         .await?
         .ok_or_else(|| not_found(table, &key))?;
     Ok(Json(inspection_to_json(&key, &found)))
@@ -233,7 +244,11 @@ async fn inspect(Extract(state): Shared, Query(params): Params) -> Result<Json<V
 
 async fn remove(Extract(state): Shared, Query(params): Params) -> Result<Json<Value>, ApiError> {
     let (table, key) = target(&state, &params)?;
-    let outcome = crate::delete::delete(&state.client, table, &key, &PutOptions::default()).await?;
+    let options = PutOptions {
+        max_item_bytes: state.config.max_item_bytes,
+        ..PutOptions::default()
+    };
+    let outcome = crate::delete::delete(&state.client, table, &key, &options).await?;
     if !outcome.existed {
         return Err(not_found(table, &key));
     }

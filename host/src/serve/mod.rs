@@ -1,14 +1,21 @@
 //! `dynaslice serve`: the web page, the npm package, and a small JSON/HTTP
 //! API over the host's functions (docs/API.md). Loopback by default; the
 //! browser never sees AWS credentials, and nothing it sends is trusted.
+//!
+//! Who may call the API is the guard's business (`guard.rs`: Host
+//! allow-list, same-origin checks, the per-launch token, security headers);
+//! how much one request may take is bounded here: header, body and idle
+//! timeouts, and a limit on heavy requests in flight.
 
 mod api;
+mod guard;
 mod upload;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use axum::Json;
@@ -16,11 +23,44 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use dynaslice_core::{AttributeValue, Item};
 use serde_json::json;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::HostError;
 use crate::table::TableConfig;
 
-pub use upload::UPLOAD_MAGIC;
+pub use guard::{Guard, TOKEN_HEADER, fresh_token};
+pub use upload::{KeyScope, UPLOAD_MAGIC, UploadConfig, upload_router};
+
+/// How much the server gives one client.
+#[derive(Clone, Debug)]
+pub struct ServeLimits {
+    /// Uploads in flight at once; more are refused with 503 (default 4).
+    pub max_uploads: usize,
+    /// Whole-item reads and previews in flight at once (default 8).
+    pub max_reads: usize,
+    /// Time to send a request's headers, and to start the next request on
+    /// an idle connection (default 10 s).
+    pub header_timeout: Duration,
+    /// Longest pause while a body is sent (default 30 s).
+    pub body_idle_timeout: Duration,
+    /// Longest a whole upload body may take (default 10 min).
+    pub body_timeout: Duration,
+    /// Connections open at once; more wait to be accepted (default 256).
+    pub max_connections: usize,
+}
+
+impl Default for ServeLimits {
+    fn default() -> Self {
+        Self {
+            max_uploads: 4,
+            max_reads: 8,
+            header_timeout: Duration::from_secs(10),
+            body_idle_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(600),
+            max_connections: 256,
+        }
+    }
+}
 
 /// What the server allows and where its files are.
 #[derive(Clone, Debug)]
@@ -35,14 +75,15 @@ pub struct ServeConfig {
     pub www: PathBuf,
     /// The npm package's folder (`wasm/`), served at `/pkg/dynaslice/`.
     pub pkg: PathBuf,
+    /// The per-launch secret every API call must carry ([`TOKEN_HEADER`]).
+    pub token: String,
+    /// Host names answered besides the listen address and loopback names.
+    pub allowed_hosts: Vec<String>,
+    /// Time and concurrency bounds.
+    pub limits: ServeLimits,
 }
 
 impl ServeConfig {
-    /// The largest upload body: the item, its chunk overhead and a header.
-    pub fn max_body_bytes(&self) -> usize {
-        self.max_item_bytes + self.max_item_bytes / 64 + (2 << 20)
-    }
-
     fn table(&self, name: &str) -> Result<&TableConfig, ApiError> {
         self.tables.get(name).ok_or_else(|| ApiError {
             status: StatusCode::FORBIDDEN,
@@ -51,23 +92,41 @@ impl ServeConfig {
         })
     }
 
-    /// Refuses a key outside the configured prefix.
-    fn check_scope(&self, table: &TableConfig, item: &Item) -> Result<(), ApiError> {
-        let Some(prefix) = &self.key_prefix else {
-            return Ok(());
-        };
-        match item.get(&table.key.partition.name) {
-            Some(AttributeValue::S(pk)) if pk.starts_with(prefix.as_str()) => Ok(()),
-            _ => Err(ApiError {
-                status: StatusCode::FORBIDDEN,
-                code: "KEY_OUT_OF_SCOPE",
-                message: format!(
-                    "partition key {} must be a string starting with {prefix:?}",
-                    table.key.partition.name
-                ),
-            }),
+    /// The key scope every request of this server is held to.
+    fn scope(&self) -> KeyScope {
+        self.key_prefix
+            .clone()
+            .map_or(KeyScope::Any, KeyScope::Prefix)
+    }
+
+    /// The upload rules of this server.
+    fn upload(&self) -> UploadConfig {
+        UploadConfig {
+            tables: self.tables.clone(),
+            max_item_bytes: self.max_item_bytes,
+            body_idle_timeout: self.limits.body_idle_timeout,
+            body_timeout: self.limits.body_timeout,
         }
     }
+}
+
+/// Refuses a key outside `scope`.
+fn check_scope(scope: &KeyScope, table: &TableConfig, item: &Item) -> Result<(), ApiError> {
+    let pk = match item.get(&table.key.partition.name) {
+        Some(AttributeValue::S(pk)) => Some(pk.as_str()),
+        _ => None,
+    };
+    if scope.allows(pk) {
+        return Ok(());
+    }
+    Err(ApiError {
+        status: StatusCode::FORBIDDEN,
+        code: "KEY_OUT_OF_SCOPE",
+        message: format!(
+            "partition key {} is outside what this caller may use",
+            table.key.partition.name
+        ),
+    })
 }
 
 /// An API error: a status, a stable code and a sentence.
@@ -79,6 +138,25 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// An error with its status, code and sentence.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// Its HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// Its stable code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
     fn bad(code: &'static str, message: impl Into<String>) -> Self {
         Self {
             status: StatusCode::BAD_REQUEST,
@@ -92,6 +170,14 @@ impl ApiError {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             code: "BODY_TOO_LARGE",
             message: format!("upload body is over this server's limit of {limit} bytes"),
+        }
+    }
+
+    fn busy(what: &str) -> Self {
+        Self {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            code: "SERVER_BUSY",
+            message: format!("too many {what} in flight; try again shortly"),
         }
     }
 
@@ -110,17 +196,36 @@ impl From<HostError> for ApiError {
         let status = match code {
             "CONFLICT" => StatusCode::CONFLICT,
             "TABLE_NOT_FOUND" => StatusCode::NOT_FOUND,
-            "VIRTUAL_ITEM_TOO_LARGE" | "DECOMPRESS_LIMIT" => StatusCode::PAYLOAD_TOO_LARGE,
-            "CONNECTION_FAILED" => StatusCode::SERVICE_UNAVAILABLE,
-            "DYNAMODB_ERROR" | "EMBEDDED_STORE" | "IO_ERROR" | "CHUNKS_VANISHED" => {
-                StatusCode::INTERNAL_SERVER_ERROR
+            "VIRTUAL_ITEM_TOO_LARGE" | "DECOMPRESS_LIMIT" | "STORED_ITEM_TOO_LARGE" => {
+                StatusCode::PAYLOAD_TOO_LARGE
             }
+            "CONNECTION_FAILED" => StatusCode::SERVICE_UNAVAILABLE,
+            "DYNAMODB_ERROR"
+            | "DYNAMODB_VALIDATION"
+            | "EMBEDDED_STORE"
+            | "IO_ERROR"
+            | "CHUNKS_VANISHED"
+            | "CLOCK_SKEW" => StatusCode::INTERNAL_SERVER_ERROR,
             _ => StatusCode::BAD_REQUEST,
+        };
+        // What the store said stays in the server's log: its messages can
+        // name accounts, roles and resources the browser has no business
+        // knowing. The browser gets the code and a sentence.
+        let message = match &error {
+            HostError::Dynamo { operation, .. } => {
+                eprintln!("dynaslice serve: {error} [{code}]");
+                format!("the store could not complete {operation}")
+            }
+            HostError::Embedded(_) | HostError::Io { .. } => {
+                eprintln!("dynaslice serve: {error} [{code}]");
+                "the server failed; its log says why".to_string()
+            }
+            _ => error.to_string(),
         };
         Self {
             status,
             code,
-            message: error.to_string(),
+            message,
         }
     }
 }
@@ -135,9 +240,20 @@ impl IntoResponse for ApiError {
 struct State {
     client: Client,
     config: ServeConfig,
+    reads: Arc<Semaphore>,
 }
 
-/// Serves until `shutdown` resolves. `on_ready` gets the bound address.
+impl State {
+    /// A permit for a heavy read, or 503 when too many are in flight.
+    fn read_permit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.reads)
+            .try_acquire_owned()
+            .map_err(|_| ApiError::busy("reads"))
+    }
+}
+
+/// Serves until `shutdown` resolves. `on_ready` gets the bound address and
+/// the guard (its hosts; the token is the config's).
 pub async fn serve(
     client: Client,
     config: ServeConfig,
@@ -151,10 +267,71 @@ pub async fn serve(
     let addr = listener
         .local_addr()
         .map_err(|e| HostError::Input(e.to_string()))?;
-    let router = api::router(Arc::new(State { client, config }));
+    let index = config.www.join("index.html");
+    let index_html =
+        std::fs::read_to_string(&index).map_err(|e| HostError::io(index.display(), e))?;
+    let guard = Guard::new(
+        addr,
+        &config.allowed_hosts,
+        config.token.clone(),
+        &index_html,
+    )?;
+    let limits = config.limits.clone();
+    let state = State {
+        client,
+        reads: Arc::new(Semaphore::new(limits.max_reads.max(1))),
+        config,
+    };
+    let router = api::router(Arc::new(state), Arc::new(guard));
     on_ready(addr);
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|e| HostError::Input(format!("server failed: {e}")))
+    run(listener, router, &limits, shutdown).await;
+    Ok(())
+}
+
+/// The accept loop: HTTP/1 with a header timeout (hyper's timer, which
+/// `axum::serve` does not install), a bound on open connections, and a
+/// graceful stop that lets requests in flight finish.
+async fn run(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    limits: &ServeLimits,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+
+    let connections = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(limits.header_timeout);
+    tokio::pin!(shutdown);
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&connections).acquire_owned() => permit,
+            () = &mut shutdown => break,
+        };
+        let Ok(permit) = permit else { break };
+        let (stream, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(accepted) => accepted,
+                // A failed accept (out of descriptors, a reset) ends one
+                // connection, not the server.
+                Err(_) => continue,
+            },
+            () = &mut shutdown => break,
+        };
+        let service = TowerToHyperService::new(router.clone());
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(permit);
+        });
+    }
+    drop(listener);
+    // Requests in flight finish; a client that holds its connection open
+    // does not hold the shutdown past the header timeout's worth of grace.
+    let _ = tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await;
 }

@@ -1,27 +1,43 @@
-//! The trust boundary: an upload the browser split is checked completely
-//! before anything is written. The host makes every chunk key itself,
-//! recomputes every size and digest by reassembling the item, and checks
-//! the item, the table, the key scope and the size limits.
+//! The trust boundary: an upload split elsewhere is checked completely
+//! before anything is written, and read in bounded memory and time.
+//!
+//! The body is `DSU1`, the header's length (u32 LE), the header JSON
+//! (`{"parent": <DynamoDB JSON>, "chunks": [<length>, …]}`), then each
+//! chunk's bytes. The header is checked against the parent's manifest
+//! (core's `check_upload_header`: count, every length, the size limit)
+//! before a byte of chunk data is read; chunk data is then read exactly as
+//! declared, never more than the body limit, with an idle and a total
+//! timeout; the host makes every chunk key and digest itself, and the item
+//! must rebuild (core's `verify_upload`) before the commit protocol runs.
+//!
+//! [`upload_router`] is this as an axum `Router` a backend mounts behind
+//! its own authentication, with a [`KeyScope`] per request; `dynaslice
+//! serve` mounts it at `/api/upload`.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
-use aws_sdk_dynamodb::Client;
+use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::BodyDataStream;
-use dynaslice_core::digest::chunk_digest;
-use dynaslice_core::layout::chunk_key;
-use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
-use dynaslice_core::plan::{PlanError, WriteMode, plan_write};
-use dynaslice_core::{
-    AttributeValue, Item, MAX_ITEM_BYTES, Manifest, ReassembleOptions, SplitItem, ValidateOptions,
-    ViolationKind, item_size, reassemble, validate_item,
+use aws_sdk_dynamodb::Client;
+use axum::body::{Body, Bytes};
+use axum::extract::{Query, Request, State};
+use axum::http::{StatusCode, header};
+use axum::response::Json;
+use axum::routing::post;
+use axum::{Extension, Router};
+use dynaslice_core::plan::{WriteMode, plan_write};
+use dynaslice_core::upload::{
+    UploadError, UploadRules, check_upload_header, upload_chunk_item, verify_upload,
 };
-use futures::StreamExt;
+use dynaslice_core::{Item, SplitItem};
+use futures::{Stream, StreamExt};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+use tokio::time::Instant;
 
-use super::{ApiError, ServeConfig};
+use super::{ApiError, check_scope};
 use crate::error::HostError;
-use crate::json::item_from_json;
+use crate::json::{item_from_json, item_to_json, manifest_to_json};
 use crate::put::{PutOptions, PutOutcome, execute, read_expect};
 use crate::table::TableConfig;
 
@@ -29,87 +45,175 @@ use crate::table::TableConfig;
 pub const UPLOAD_MAGIC: &[u8; 4] = b"DSU1";
 /// Largest header: a parent of up to 409,600 bytes in base64 JSON, with room.
 const MAX_HEADER_BYTES: usize = 2 << 20;
-/// A version id older or newer than this is refused: `gc` judges chunks by
-/// the time in their version id, so a forged time could expose them early.
+/// A version id further than this from the store's time is refused: `gc`
+/// judges chunks by the time in their version id, so a forged time could
+/// expose them early.
 const MAX_VERSION_SKEW_MS: u64 = 10 * 60 * 1000;
 
-/// Reads exactly the bytes of an upload body, refusing more than `limit`.
-struct BodyReader<'s> {
-    stream: &'s mut BodyDataStream,
-    buffered: Vec<u8>,
-    read: usize,
-    limit: usize,
+/// Which partition keys a caller may write. A backend that mounts
+/// [`upload_router`] inserts one per request (an axum `Extension`) after
+/// authenticating the caller; without one, every key of the allowed tables
+/// may be written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeyScope {
+    /// Any key.
+    Any,
+    /// String partition keys starting with this.
+    Prefix(String),
 }
 
-impl BodyReader<'_> {
-    async fn take(&mut self, n: usize) -> Result<Vec<u8>, ApiError> {
-        while self.buffered.len() < n {
-            match self.stream.next().await {
-                Some(Ok(bytes)) => {
-                    self.read += bytes.len();
-                    if self.read > self.limit {
-                        return Err(ApiError::too_large(self.limit));
-                    }
-                    self.buffered.extend_from_slice(&bytes);
-                }
-                Some(Err(e)) => {
-                    return Err(ApiError::bad(
-                        "BODY_INCOMPLETE",
-                        format!("upload body failed: {e}"),
-                    ));
-                }
-                None => {
-                    return Err(ApiError::bad(
-                        "BODY_INCOMPLETE",
-                        format!(
-                            "upload body ended after {} bytes, more were declared",
-                            self.read
-                        ),
-                    ));
-                }
+impl KeyScope {
+    /// True when an item whose partition key is `pk` (`None`: not a string)
+    /// may be written.
+    pub fn allows(&self, pk: Option<&str>) -> bool {
+        match self {
+            Self::Any => true,
+            Self::Prefix(prefix) => pk.is_some_and(|pk| pk.starts_with(prefix.as_str())),
+        }
+    }
+}
+
+/// What an upload endpoint accepts.
+#[derive(Clone, Debug)]
+pub struct UploadConfig {
+    /// The tables uploads may go to, by name (the `table` query parameter).
+    pub tables: BTreeMap<String, TableConfig>,
+    /// The largest item accepted, in raw payload bytes.
+    pub max_item_bytes: usize,
+    /// Longest pause while the body is sent.
+    pub body_idle_timeout: Duration,
+    /// Longest the whole body may take.
+    pub body_timeout: Duration,
+}
+
+impl UploadConfig {
+    /// The largest body: the item, its chunk overhead and a header.
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_item_bytes
+            .saturating_add(self.max_item_bytes / 64)
+            .saturating_add(MAX_HEADER_BYTES + 8)
+    }
+}
+
+/// The upload endpoint as a router: `POST /?table=NAME` with an
+/// `application/octet-stream` body; at most `max_uploads` at once (503
+/// beyond). Answers the outcome as JSON, or `{ "error": { code, message } }`.
+pub fn upload_router<S: Clone + Send + Sync + 'static>(
+    client: Client,
+    config: UploadConfig,
+    max_uploads: usize,
+) -> Router<S> {
+    let state = Arc::new(Uploads {
+        client,
+        config,
+        permits: Arc::new(Semaphore::new(max_uploads.max(1))),
+    });
+    Router::new().route("/", post(upload)).with_state(state)
+}
+
+pub(super) struct Uploads {
+    pub client: Client,
+    pub config: UploadConfig,
+    pub permits: Arc<Semaphore>,
+}
+
+async fn upload(
+    State(uploads): State<Arc<Uploads>>,
+    Query(params): Query<BTreeMap<String, String>>,
+    scope: Option<Extension<KeyScope>>,
+    request: Request,
+) -> Result<Json<Value>, ApiError> {
+    let scope = scope.map_or(KeyScope::Any, |Extension(s)| s);
+    let config = &uploads.config;
+    let content_type = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !content_type
+        .split(';')
+        .next()
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/octet-stream"))
+    {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "CONTENT_TYPE_UNSUPPORTED",
+            "an upload is sent as application/octet-stream",
+        ));
+    }
+    let name = params
+        .get("table")
+        .ok_or_else(|| ApiError::bad("PARAMETER_MISSING", "query parameter table is required"))?;
+    let table = config.tables.get(name).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "TABLE_NOT_ALLOWED",
+            format!("table {name} is not on this server's allow-list"),
+        )
+    })?;
+    let limit = config.max_body_bytes();
+    let declared = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit as u64) {
+        return Err(ApiError::too_large(limit));
+    }
+    let _permit = Arc::clone(&uploads.permits)
+        .try_acquire_owned()
+        .map_err(|_| ApiError::busy("uploads"))?;
+    let mut body = BodyReader::new(request.into_body(), limit, config);
+    let received = receive(&mut body, table, &scope, config).await;
+    let received = match received {
+        Ok(received) => received,
+        Err(e) => {
+            // A stalled body is not waited for again.
+            if e.code() != "BODY_TIMEOUT" {
+                body.drain().await;
             }
+            return Err(e);
         }
-        let rest = self.buffered.split_off(n);
-        Ok(std::mem::replace(&mut self.buffered, rest))
-    }
-
-    async fn at_end(&mut self) -> Result<(), ApiError> {
-        if !self.buffered.is_empty() {
-            return Err(ApiError::bad(
-                "BODY_TRAILING",
-                "upload body is longer than its header declares",
-            ));
-        }
-        match self.stream.next().await {
-            None => Ok(()),
-            Some(Ok(b)) if b.is_empty() => Ok(()),
-            Some(_) => Err(ApiError::bad(
-                "BODY_TRAILING",
-                "upload body is longer than its header declares",
-            )),
-        }
-    }
-}
-
-/// The parent and the chunk data an upload body holds.
-pub struct Upload {
-    /// The parent item as sent.
-    pub parent: Item,
-    /// Each chunk's data, in sequence order.
-    pub chunks: Vec<Vec<u8>>,
-}
-
-/// Reads an upload body: `DSU1`, the header length (u32 LE), the header
-/// JSON, then each chunk's data. Nothing beyond `limit` bytes is read.
-pub async fn read_upload(stream: &mut BodyDataStream, limit: usize) -> Result<Upload, ApiError> {
-    let mut reader = BodyReader {
-        stream,
-        buffered: Vec::new(),
-        read: 0,
-        limit,
     };
-    let head = reader.take(8).await?;
-    if &head[..4] != UPLOAD_MAGIC {
+    let key = table.key.key_of(&received.parent);
+    let outcome = commit(&uploads.client, table, config, received).await?;
+    Ok(Json(json!({
+        "key": item_to_json(&key),
+        "mode": outcome.mode,
+        "manifest": outcome.manifest.as_ref().map(manifest_to_json),
+        "bytesWritten": outcome.bytes_written,
+        "writeUnits": outcome.planned_write_units,
+        "consumedWriteUnits": outcome.consumed_write_units,
+    })))
+}
+
+/// An upload read and checked: the parent, and its chunk items as stored.
+struct Received {
+    parent: Item,
+    chunks: Vec<Item>,
+    manifest: Option<dynaslice_core::Manifest>,
+}
+
+fn refused(e: UploadError) -> ApiError {
+    let status = match e {
+        UploadError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+        UploadError::Reassemble(ref r) if r.code() == "DECOMPRESS_LIMIT" => {
+            StatusCode::PAYLOAD_TOO_LARGE
+        }
+        _ => StatusCode::BAD_REQUEST,
+    };
+    ApiError::new(status, e.code(), e.to_string())
+}
+
+/// Reads the header, checks it, then reads exactly the chunk data declared.
+async fn receive(
+    body: &mut BodyReader,
+    table: &TableConfig,
+    scope: &KeyScope,
+    config: &UploadConfig,
+) -> Result<Received, ApiError> {
+    let head = body.take(8).await?;
+    if head[..4] != UPLOAD_MAGIC[..] {
         return Err(ApiError::bad(
             "UPLOAD_MALFORMED",
             "upload body does not start with DSU1",
@@ -122,166 +226,201 @@ pub async fn read_upload(stream: &mut BodyDataStream, limit: usize) -> Result<Up
             format!("upload header is {header_len} bytes, limit {MAX_HEADER_BYTES}"),
         ));
     }
-    let header: serde_json::Value = serde_json::from_slice(&reader.take(header_len).await?)
-        .map_err(|e| {
-            ApiError::bad(
-                "UPLOAD_MALFORMED",
-                format!("upload header is not JSON: {e}"),
-            )
-        })?;
-    let parent = item_from_json(&header["parent"]).map_err(ApiError::from)?;
-    let lengths = header["chunks"]
-        .as_array()
-        .ok_or_else(|| {
-            ApiError::bad(
-                "UPLOAD_MALFORMED",
-                "upload header needs a chunks array of lengths",
-            )
-        })?
-        .iter()
-        .map(|n| n.as_u64().and_then(|n| usize::try_from(n).ok()))
-        .collect::<Option<Vec<usize>>>()
-        .ok_or_else(|| ApiError::bad("UPLOAD_MALFORMED", "chunk lengths must be whole numbers"))?;
-    let declared = lengths
-        .iter()
-        .try_fold(8 + header_len, |sum, n| sum.checked_add(*n));
-    if declared.is_none_or(|total| total > limit) {
-        return Err(ApiError::too_large(limit));
+    #[derive(serde::Deserialize)]
+    struct Header {
+        parent: Value,
+        chunks: Vec<u64>,
     }
-    let mut chunks = Vec::with_capacity(lengths.len());
-    for len in lengths {
-        chunks.push(reader.take(len).await?);
+    let header: Header = serde_json::from_slice(&body.take(header_len).await?).map_err(|e| {
+        ApiError::bad(
+            "UPLOAD_MALFORMED",
+            format!("upload header is not {{\"parent\": item, \"chunks\": [lengths]}}: {e}"),
+        )
+    })?;
+    let parent = item_from_json(&header.parent).map_err(ApiError::from)?;
+    drop(header.parent);
+    check_scope(scope, table, &parent)?;
+    let rules = rules(table, config);
+    let manifest = check_upload_header(&parent, &header.chunks, &rules).map_err(refused)?;
+    // The declared total fits the body limit: checked before reading on.
+    let declared = header
+        .chunks
+        .iter()
+        .try_fold(8 + header_len as u64, |sum, n| sum.checked_add(*n));
+    if declared.is_none_or(|total| total > body.limit as u64) {
+        return Err(ApiError::too_large(body.limit));
     }
-    reader.at_end().await?;
-    Ok(Upload { parent, chunks })
-}
-
-/// Reads and discards what is left of a refused body, up to `cap` bytes
-/// and 30 seconds, so the client reads the refusal instead of a reset
-/// connection (closing a socket with unread data resets it).
-pub async fn drain(stream: &mut BodyDataStream, cap: usize) {
-    let discard = async {
-        let mut read = 0;
-        while let Some(Ok(bytes)) = stream.next().await {
-            read += bytes.len();
-            if read > cap {
-                break;
-            }
+    let mut chunks = Vec::with_capacity(header.chunks.len());
+    if let Some(manifest) = &manifest {
+        for (seq, &len) in (0u32..).zip(&header.chunks) {
+            // The length is the manifest's, so at most one item's worth.
+            let data = body.take(len as usize).await?;
+            chunks.push(upload_chunk_item(&parent, manifest, seq, data, &rules).map_err(refused)?);
         }
-    };
-    let _ = tokio::time::timeout(Duration::from_secs(30), discard).await;
+    }
+    body.at_end().await?;
+    Ok(Received {
+        parent,
+        chunks,
+        manifest,
+    })
 }
 
-/// Checks an upload completely, then writes it with the commit protocol.
-pub async fn commit_upload(
+fn rules<'a>(table: &'a TableConfig, config: &UploadConfig) -> UploadRules<'a> {
+    UploadRules {
+        key: &table.key,
+        layout: &table.layout,
+        max_raw_bytes: config.max_item_bytes as u64,
+    }
+}
+
+/// Verifies the whole item, then writes it with the commit protocol.
+async fn commit(
     client: &Client,
     table: &TableConfig,
-    config: &ServeConfig,
-    upload: Upload,
+    config: &UploadConfig,
+    received: Received,
 ) -> Result<PutOutcome, ApiError> {
-    let Upload { parent, chunks } = upload;
-    config.check_scope(table, &parent)?;
+    let Received {
+        parent,
+        chunks,
+        manifest,
+    } = received;
     let options = PutOptions {
         max_item_bytes: config.max_item_bytes,
         ..PutOptions::default()
     };
-    let Some(manifest_value) = parent.get(MANIFEST_ATTRIBUTE) else {
-        if !chunks.is_empty() {
-            return Err(ApiError::bad(
-                "CHUNKS_UNEXPECTED",
-                format!("{} chunks sent for an item that is not split", chunks.len()),
-            ));
-        }
+    let Some(manifest) = manifest else {
         // Not split: an ordinary item, validated and written by put().
         return Ok(crate::put::put(client, table, &parent, &options, &()).await?);
     };
-    let manifest =
-        Manifest::from_value(manifest_value).map_err(|e| HostError::from(PlanError::from(e)))?;
-    if manifest.raw_len > config.max_item_bytes as u64 {
-        return Err(ApiError {
-            status: axum::http::StatusCode::PAYLOAD_TOO_LARGE,
-            code: "VIRTUAL_ITEM_TOO_LARGE",
-            message: format!(
-                "the item is {} bytes, this server's limit is {}",
-                manifest.raw_len, config.max_item_bytes
-            ),
-        });
-    }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64);
+    let rules = rules(table, config);
+    let item = crate::cpu::heavy(|| verify_upload(&parent, &chunks, &rules)).map_err(refused)?;
+    drop(item);
+    let sender = options.sender(client);
+    let expect = read_expect(&sender, table, &parent).await?;
+    // The parent read's answer carries the store's time.
+    let now = sender.clock.now_ms()?;
     if manifest.version.unix_ms().abs_diff(now) > MAX_VERSION_SKEW_MS {
         return Err(ApiError::bad(
             "VERSION_STALE",
-            "the upload's version id is not from the last 10 minutes; split it again",
+            "the upload's version id is not from the last 10 minutes by the store's clock; split it again",
         ));
     }
-    // The parent as it will be stored must be a valid DynamoDB item.
-    let parent_rules = ValidateOptions {
-        key: Some(&table.key),
-        max_item_bytes: MAX_ITEM_BYTES,
-    };
-    let violations = validate_item(&parent, &parent_rules);
-    if !violations.is_empty() {
-        return Err(HostError::Split(dynaslice_core::SplitError::Invalid { violations }).into());
-    }
-    // Chunk items made here: keys from the parent and the version, digests
-    // of the bytes received.
-    let version = manifest.version.to_text();
-    let mut items = Vec::with_capacity(chunks.len());
-    for (seq, data) in (0u32..).zip(chunks) {
-        let mut chunk = chunk_key(&table.key, &table.layout, &parent, manifest.version, seq)
-            .map_err(PlanError::from)
-            .map_err(HostError::from)?;
-        let digest = chunk_digest(&data, &version, seq);
-        chunk.insert(
-            CHUNK_DIGEST_ATTRIBUTE.into(),
-            AttributeValue::B(digest.to_be_bytes().to_vec()),
-        );
-        chunk.insert(CHUNK_DATA_ATTRIBUTE.into(), AttributeValue::B(data));
-        let size = item_size(&chunk);
-        if size > MAX_ITEM_BYTES {
-            return Err(ApiError::bad(
-                "CHUNK_TOO_LARGE",
-                format!("chunk {seq} is {size} bytes, limit {MAX_ITEM_BYTES}"),
-            ));
-        }
-        items.push(chunk);
-    }
-    // Every length and digest, the frame and the payload: the item must
-    // rebuild exactly, within the size limit, before anything is written.
-    let mut rebuild = ReassembleOptions::new(&table.key, &table.layout);
-    rebuild.max_raw_bytes = config.max_item_bytes;
-    let item =
-        crate::cpu::heavy(|| reassemble(&parent, &items, &rebuild)).map_err(|e| ApiError {
-            status: if e.code() == "DECOMPRESS_LIMIT" {
-                axum::http::StatusCode::PAYLOAD_TOO_LARGE
-            } else {
-                axum::http::StatusCode::BAD_REQUEST
-            },
-            code: e.code(),
-            message: format!("the upload does not check out: {e}"),
-        })?;
-    let whole_rules = ValidateOptions {
-        key: Some(&table.key),
-        max_item_bytes: usize::MAX,
-    };
-    let violations: Vec<_> = validate_item(&item, &whole_rules)
-        .into_iter()
-        .filter(|v| !matches!(v.kind, ViolationKind::ItemTooLarge { .. }))
-        .collect();
-    if !violations.is_empty() {
-        return Err(HostError::Split(dynaslice_core::SplitError::Invalid { violations }).into());
-    }
-    drop(item);
     let split = SplitItem {
         parent,
-        chunks: items,
+        chunks,
         manifest: Some(manifest),
     };
-    let sender = options.sender(client);
-    let expect = read_expect(&sender, table, &split.parent).await?;
     let plan =
         plan_write(&split, &table.target(), &expect, WriteMode::Auto).map_err(HostError::from)?;
     Ok(execute(&sender, table, plan, &split, &expect, &options, &()).await?)
+}
+
+/// Reads exactly the bytes of an upload body, refusing more than `limit`,
+/// a pause longer than the idle timeout and a body slower than the total.
+/// Frames are kept as received and sliced, never shifted: a body of many
+/// tiny chunks costs no more than one of a few large ones.
+struct BodyReader {
+    stream: std::pin::Pin<Box<dyn Stream<Item = Result<Bytes, axum::Error>> + Send>>,
+    frame: Bytes,
+    read: usize,
+    limit: usize,
+    idle: Duration,
+    deadline: Instant,
+}
+
+impl BodyReader {
+    fn new(body: Body, limit: usize, config: &UploadConfig) -> Self {
+        Self {
+            stream: Box::pin(body.into_data_stream()),
+            frame: Bytes::new(),
+            read: 0,
+            limit,
+            idle: config.body_idle_timeout,
+            deadline: Instant::now() + config.body_timeout,
+        }
+    }
+
+    /// The next frame of the body, `None` at its end.
+    async fn next_frame(&mut self) -> Result<Option<Bytes>, ApiError> {
+        let wait = self
+            .idle
+            .min(self.deadline.saturating_duration_since(Instant::now()));
+        match tokio::time::timeout(wait, self.stream.next()).await {
+            Err(_) => Err(ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "BODY_TIMEOUT",
+                format!(
+                    "the upload body stalled after {} bytes (idle limit {} s, whole body {} s)",
+                    self.read,
+                    self.idle.as_secs(),
+                    (self.deadline - Instant::now()).as_secs()
+                ),
+            )),
+            Ok(None) => Ok(None),
+            Ok(Some(Err(e))) => Err(ApiError::bad(
+                "BODY_INCOMPLETE",
+                format!("upload body failed: {e}"),
+            )),
+            Ok(Some(Ok(bytes))) => {
+                self.read += bytes.len();
+                if self.read > self.limit {
+                    return Err(ApiError::too_large(self.limit));
+                }
+                Ok(Some(bytes))
+            }
+        }
+    }
+
+    /// Exactly `n` more bytes of the body.
+    async fn take(&mut self, n: usize) -> Result<Vec<u8>, ApiError> {
+        let mut out = Vec::with_capacity(n.min(self.limit));
+        while out.len() < n {
+            if self.frame.is_empty() {
+                self.frame = self.next_frame().await?.ok_or_else(|| {
+                    ApiError::bad(
+                        "BODY_INCOMPLETE",
+                        format!(
+                            "upload body ended after {} bytes, more were declared",
+                            self.read
+                        ),
+                    )
+                })?;
+            }
+            let part = self.frame.split_to((n - out.len()).min(self.frame.len()));
+            out.extend_from_slice(&part);
+        }
+        Ok(out)
+    }
+
+    /// Refuses bytes beyond what the header declared.
+    async fn at_end(&mut self) -> Result<(), ApiError> {
+        while self.frame.is_empty() {
+            match self.next_frame().await? {
+                None => return Ok(()),
+                Some(frame) => self.frame = frame,
+            }
+        }
+        Err(ApiError::bad(
+            "BODY_TRAILING",
+            "upload body is longer than its header declares",
+        ))
+    }
+
+    /// Reads and discards what is left of a refused body, up to twice the
+    /// limit and 30 seconds, so the client reads the refusal instead of a
+    /// reset connection (closing a socket with unread data resets it).
+    async fn drain(&mut self) {
+        let cap = self.limit.saturating_mul(2);
+        let discard = async {
+            while let Some(Ok(bytes)) = self.stream.next().await {
+                self.read += bytes.len();
+                if self.read > cap {
+                    break;
+                }
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(30), discard).await;
+    }
 }
