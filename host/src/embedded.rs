@@ -182,14 +182,7 @@ fn answer(db: &Database, operation: &str, body: &[u8]) -> (u16, String) {
     match result {
         Ok(json) => (200, json),
         Err(Failure::Engine(e)) => (e.status_code(), e.to_json()),
-        Err(Failure::Request(message)) => (
-            400,
-            serde_json::json!({
-                "__type": "com.amazon.coral.service#SerializationException",
-                "Message": message,
-            })
-            .to_string(),
-        ),
+        Err(Failure::Request(message)) => (400, request_error(&message)),
         Err(Failure::Unknown) => (
             400,
             r#"{"__type":"com.amazon.coral.service#UnknownOperationException"}"#.to_string(),
@@ -205,4 +198,27 @@ enum Failure {
 
 fn serialization(e: serde_json::Error) -> Failure {
     Failure::Request(e.to_string())
+}
+
+/// The error a request the engine's types refused gets, as dynoxide's own
+/// server words it: its decoders mark DynamoDB's validation failures with a
+/// `VALIDATION:` prefix (and `VALIDATION_REQUEST:`, `SERIALIZATION:`);
+/// serde appends a position, which DynamoDB never shows.
+fn request_error(message: &str) -> String {
+    let message = message
+        .rsplit_once(" at line ")
+        .map_or(message, |(text, _)| text);
+    let (kind, text) = if let Some(rest) = message
+        .strip_prefix("VALIDATION_REQUEST:")
+        .or_else(|| message.strip_prefix("VALIDATION:"))
+    {
+        ("com.amazon.coral.validate#ValidationException", rest)
+    } else if let Some(rest) = message.strip_prefix("SERIALIZATION:") {
+        ("com.amazon.coral.service#SerializationException", rest)
+    } else if message.contains("missing field") || message.contains("unknown variant") {
+        ("com.amazon.coral.validate#ValidationException", message)
+    } else {
+        ("com.amazon.coral.service#SerializationException", message)
+    };
+    serde_json::json!({ "__type": kind, "message": text.trim() }).to_string()
 }

@@ -47,7 +47,7 @@ impl PlanError {
             Self::LayoutMismatch { .. } => "LAYOUT_MISMATCH",
             Self::VersionReused => "VERSION_REUSED",
             Self::Manifest(e) => e.code(),
-            Self::OverLimit { .. } => "STORED_ITEM_TOO_LARGE",
+            Self::OverLimit { .. } => "DECOMPRESS_LIMIT",
             Self::ChunkKey(e) => e.code(),
         }
     }

@@ -101,10 +101,10 @@ impl Guard {
                 format!("{why}; the API answers only its own page"),
             ))
         };
-        if let Some(site) = headers.get("sec-fetch-site") {
-            if !matches!(site.to_str(), Ok("same-origin" | "none")) {
-                return refused("the request came from another site");
-            }
+        if let Some(site) = headers.get("sec-fetch-site")
+            && !matches!(site.to_str(), Ok("same-origin" | "none"))
+        {
+            return refused("the request came from another site");
         }
         if let Some(origin) = headers.get(header::ORIGIN) {
             let allowed = origin

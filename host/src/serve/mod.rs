@@ -196,9 +196,7 @@ impl From<HostError> for ApiError {
         let status = match code {
             "CONFLICT" => StatusCode::CONFLICT,
             "TABLE_NOT_FOUND" => StatusCode::NOT_FOUND,
-            "VIRTUAL_ITEM_TOO_LARGE" | "DECOMPRESS_LIMIT" | "STORED_ITEM_TOO_LARGE" => {
-                StatusCode::PAYLOAD_TOO_LARGE
-            }
+            "VIRTUAL_ITEM_TOO_LARGE" | "DECOMPRESS_LIMIT" => StatusCode::PAYLOAD_TOO_LARGE,
             "CONNECTION_FAILED" => StatusCode::SERVICE_UNAVAILABLE,
             "DYNAMODB_ERROR"
             | "DYNAMODB_VALIDATION"
