@@ -113,12 +113,7 @@ impl TableOptions {
 
     /// The plan target.
     pub fn target(&self) -> dynaslice_core::Target<'_> {
-        dynaslice_core::Target {
-            table: &self.table,
-            chunk_table: &self.chunk_table,
-            key: &self.key,
-            layout: &self.layout,
-        }
+        dynaslice_core::Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
     }
 
     /// Reassembly options, with `maxBytes` from `options`.
