@@ -1,7 +1,19 @@
 // The calls of `dynaslice serve`'s HTTP API (docs/API.md), each failing with
 // a ServerError (the server's code) or a NetworkError, never a raw response.
+// Every call carries this launch's token (token.js) in `X-Dynaslice-Token`;
+// without one, nothing is sent.
 
-import { NetworkError, ServerError } from './errors.js';
+import { NetworkError, ServerError, tokenNeeded } from './errors.js';
+import { token } from './token.js';
+
+const TOKEN_HEADER = 'x-dynaslice-token';
+
+/** The token to send, or the error that says how to get one. */
+function requireToken() {
+  const key = token();
+  if (!key) throw tokenNeeded();
+  return key;
+}
 
 /** The `key` query parameter: the key attributes in DynamoDB JSON. */
 function query(table, key, extra = {}) {
@@ -22,10 +34,11 @@ async function failure(response) {
   return new ServerError(response.status, code, message);
 }
 
-async function call(path, init) {
+async function call(path, init = {}) {
+  const headers = { ...init.headers, [TOKEN_HEADER]: requireToken() };
   let response;
   try {
-    response = await fetch(path, { cache: 'no-store', ...init });
+    response = await fetch(path, { cache: 'no-store', ...init, headers });
   } catch (error) {
     throw new NetworkError(error?.message);
   }
@@ -38,9 +51,21 @@ export async function getConfig() {
   return (await call('/api/config')).json();
 }
 
-/** `GET /api/items`: the stored items of `table` (chunks not listed). */
+/**
+ * `GET /api/items`: the stored items of `table` (chunks not listed), every
+ * page of them: each answer's `cursor` is passed back until it is null.
+ */
 export async function listItems(table) {
-  return (await (await call(`/api/items?${new URLSearchParams({ table })}`)).json()).items;
+  const items = [];
+  let cursor = null;
+  do {
+    const params = new URLSearchParams({ table });
+    if (cursor !== null) params.set('cursor', cursor);
+    const page = await (await call(`/api/items?${params}`)).json();
+    items.push(...page.items);
+    cursor = page.cursor ?? null;
+  } while (cursor !== null);
+  return items;
 }
 
 /** `GET /api/item` with `attribute`: the raw bytes of one string or binary attribute. */
@@ -84,10 +109,13 @@ export async function deleteItem(table, key) {
  * @param {(sent: number, total: number) => void} onProgress
  */
 export function upload(table, body, onProgress) {
+  const key = requireToken();
   const xhr = new XMLHttpRequest();
   const done = new Promise((resolve, reject) => {
     xhr.open('POST', `/api/upload?${new URLSearchParams({ table })}`);
+    // The server refuses any other type (no form or simple request can send it).
     xhr.setRequestHeader('content-type', 'application/octet-stream');
+    xhr.setRequestHeader(TOKEN_HEADER, key);
     xhr.responseType = 'json';
     xhr.upload.onprogress = (event) => onProgress(event.loaded, event.lengthComputable ? event.total : body.size);
     xhr.onload = () => {

@@ -9,14 +9,15 @@ import init, { itemSize, validateItem, split, readRequests, NumberValue } from '
 import * as api from './api.js';
 import { CodecComparison } from './codec-view.js';
 import { byId, fill, h } from './dom.js';
-import { PageError, sentence } from './errors.js';
+import { PageError, sentence, tokenNeeded } from './errors.js';
 import { bytes, count, duration, shortBytes } from './format.js';
 import { keyText, renderInspect, renderItems } from './items-view.js';
-import { showProblems, showSize } from './measure-view.js';
+import { placeScale, showProblems, showSize } from './measure-view.js';
 import { renderPlan, requestGroups } from './plan-view.js';
 import { orderHistory, SAMPLE_SIZES } from './sample.js';
 import { parsePasted } from './pasted.js';
 import { compareStored, previewText } from './readback.js';
+import { takeToken } from './token.js';
 import { fromBase64, itemToWire, uploadBody } from './wire.js';
 
 /** A plan older than this is split again before uploading: the server refuses version ids over 10 minutes old. */
@@ -482,8 +483,12 @@ function wire() {
 }
 
 async function start() {
+  // First of all: the key leaves the address bar before anything can fail.
+  const hasToken = takeToken() !== null;
   wire();
   sampleSizes();
+  placeScale();
+  if (!hasToken) throw tokenNeeded();
   const [config] = await Promise.all([
     api.getConfig(),
     init().catch((error) => {

@@ -34,6 +34,14 @@ export class PageError extends Error {
   }
 }
 
+/** What to do without this launch's key (a missing or an old token). */
+const OPEN_THE_LINK = 'Open the link `npm start` printed (it carries this launch’s key); this page cannot reach the server’s data without it.';
+
+/** The page has no token to send: nothing was sent. */
+export function tokenNeeded() {
+  return new PageError('TOKEN_REQUIRED', OPEN_THE_LINK);
+}
+
 const DAMAGED = 'The server checked the upload and found it damaged ({detail}), so it stored nothing. Prepare it again and retry.';
 
 /**
@@ -43,6 +51,13 @@ const DAMAGED = 'The server checked the upload and found it damaged ({detail}), 
  */
 const SENTENCES = {
   NETWORK: 'The page cannot reach the dynaslice server. Is `npm start` still running?',
+  TOKEN_REQUIRED: OPEN_THE_LINK,
+  TOKEN_INVALID: OPEN_THE_LINK,
+  HOST_NOT_ALLOWED: 'The server does not answer to this address. Open the link `npm start` printed, or start it with --allow-host for this name.',
+  CROSS_ORIGIN_REFUSED: 'The server refused a request that did not come from its own page. Open the link `npm start` printed.',
+  CONTENT_TYPE_UNSUPPORTED: 'The server does not accept the upload in that form ({detail}); nothing was stored.',
+  SERVER_BUSY: 'The server is busy with other uploads and reads. Try again in a moment.',
+  BODY_TIMEOUT: 'The upload arrived too slowly and the server stopped waiting for it; nothing was stored. Try again.',
   TABLE_NOT_ALLOWED: 'This server does not allow that table; pick one of the tables it lists.',
   KEY_OUT_OF_SCOPE: 'This server only accepts keys that start with “{prefix}”. Change the key and try again.',
   BODY_TOO_LARGE: 'The upload is larger than this server accepts ({limit}). Choose a smaller item or a codec that compresses more.',
@@ -65,6 +80,10 @@ const SENTENCES = {
   CHUNK_TOO_LARGE: 'A chunk is larger than DynamoDB’s 400 KB item limit ({detail}); nothing was stored.',
   CHUNK_OVERSIZED: 'A chunk is larger than DynamoDB’s 400 KB item limit ({detail}); nothing was stored.',
   CHUNKS_UNEXPECTED: DAMAGED,
+  CHUNK_COUNT_MISMATCH: DAMAGED,
+  CHUNK_LENGTH_MISMATCH: DAMAGED,
+  CHUNKS_VANISHED: 'Parts of this item are missing from the database ({detail}); it cannot be read whole.',
+  CLOCK_SKEW: 'The server’s clock is too far from the database’s to write safely ({detail}); nothing was stored.',
   CHUNK_DIGEST_MISMATCH: DAMAGED,
   DIGEST_MISMATCH: DAMAGED,
   LENGTH_MISMATCH: DAMAGED,

@@ -4,6 +4,15 @@
 import { byId, fill, h } from './dom.js';
 import { bytes, ITEM_LIMIT, ratio } from './format.js';
 
+/**
+ * Places the meter's labels at their `data-at` percentages: the page's
+ * Content-Security-Policy refuses inline `style` attributes, not styles set
+ * from a script.
+ */
+export function placeScale() {
+  for (const label of document.querySelectorAll('.meter-scale [data-at]')) label.style.left = `${label.dataset.at}%`;
+}
+
 /** Shows the exact size and how far over DynamoDB's limit it is. */
 export function showSize(size) {
   const el = byId('size');
