@@ -3,8 +3,8 @@
 // packages, Rust targets, wasm-bindgen), builds what is missing or stale:
 // the npm package's WebAssembly (scripts/build-wasm.mjs, as `npm test` does)
 // and the host (cargo, release), then runs `dynaslice serve` on the embedded
-// store (data in .dynaslice/local.db) and prints the page's URL. Ctrl-C
-// stops it cleanly.
+// store (data in .dynaslice/local.db) and prints the page's URL, with this
+// launch's key in its fragment (`#token=`). Ctrl-C stops it cleanly.
 //
 // Arguments after `--` go to `dynaslice serve`:
 //   npm start -- --listen 127.0.0.1:8080 --key-prefix demo-
@@ -62,12 +62,19 @@ const args = ['serve', '--data', join(root, '.dynaslice', 'local.db'), ...proces
 say(`starting ${binary} ${args.join(' ')}`);
 const server = spawn(binary, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
 
+// The server prints `dynaslice serving http://127.0.0.1:PORT/#token=TOKEN`:
+// the whole URL, fragment included, is the link to open. The token is this
+// launch's secret (docs/API.md, "Threat model"): the page needs it for every
+// API call, and no other web page can learn it.
 createInterface({ input: server.stdout }).on('line', (line) => {
   console.log(line);
   const url = /^dynaslice serving (\S+)/.exec(line)?.[1];
   if (url) {
     const seconds = ((performance.now() - started) / 1000).toFixed(1);
-    console.log(`\n  Open ${url} in your browser.  (ready ${seconds} s after npm start; Ctrl-C stops it)\n`);
+    console.log(`\n  Open ${url} in your browser.  (ready ${seconds} s after npm start; Ctrl-C stops it)`);
+    if (url.includes('#token=')) console.log('  The link carries this launch\'s key: share it only with people who may read and change the data.');
+    else say('the server printed no #token= in its URL: the page will not be able to use the API');
+    console.log('');
   }
 });
 
