@@ -22,7 +22,7 @@ test('errors are sentences and the page keeps working after them', async (t) => 
   const server = await startServer(['--key-prefix', PREFIX, '--max-item-bytes', String(MAX_ITEM_BYTES)]);
   const browser = await launch();
   try {
-    const page = await openPage(browser, server.url);
+    const page = await openPage(browser, server);
     assert.equal(await page.inputValue('#key'), `${PREFIX}orders-2026`, 'the default key respects the server\'s scope');
 
     await t.test('invalid JSON, then a good pasted item', async () => {
@@ -74,7 +74,7 @@ test('errors are sentences and the page keeps working after them', async (t) => 
       await page.click('#upload');
       await page.waitForSelector('#verify[data-state="verified"]', { timeout: 60_000 });
       assert.equal(await errorShown(page), null);
-      assert.deepEqual(await listedKeys(server.url), [`${PREFIX}orders-1`, `${PREFIX}plain-1`].map((pk) => JSON.stringify({ pk: { S: pk } })));
+      assert.deepEqual(await listedKeys(server), [`${PREFIX}orders-1`, `${PREFIX}plain-1`].map((pk) => JSON.stringify({ pk: { S: pk } })));
     });
 
     await t.test('items over the server\'s limits: sentences, then a good upload', async () => {
@@ -96,7 +96,7 @@ test('errors are sentences and the page keeps working after them', async (t) => 
       const text = await errorShown(page);
       assertSentence(text);
       assert.ok(text.includes('3,000,000 bytes'), text);
-      assert.deepEqual(await listedKeys(server.url), [`${PREFIX}orders-1`, `${PREFIX}plain-1`].map((pk) => JSON.stringify({ pk: { S: pk } })));
+      assert.deepEqual(await listedKeys(server), [`${PREFIX}orders-1`, `${PREFIX}plain-1`].map((pk) => JSON.stringify({ pk: { S: pk } })));
 
       await page.fill('#key', `${PREFIX}orders-2`);
       await loadSample(page, MB);
@@ -114,6 +114,53 @@ test('errors are sentences and the page keeps working after them', async (t) => 
       assert.match(text, /cannot reach the dynaslice server/);
     });
     assert.deepEqual(page.problems.filter((p) => !p.includes('Failed to load resource') && !p.includes('ERR_CONNECTION_REFUSED')), []);
+  } finally {
+    await browser.close();
+    await server.stop();
+  }
+});
+
+test('without this launch\'s key the page says which link to open, and sends nothing without one', async () => {
+  const server = await startServer();
+  const browser = await launch();
+  try {
+    const apiCalls = (page) => {
+      const seen = [];
+      page.on('request', (request) => {
+        if (new URL(request.url()).pathname.startsWith('/api/')) seen.push(`${request.method()} ${request.headers()['x-dynaslice-token'] ?? '(no token)'}`);
+      });
+      return seen;
+    };
+    const sentenceShown = 'Open the link `npm start` printed (it carries this launch’s key); this page cannot reach the server’s data without it.';
+
+    // No token at all: the sentence, and no request reaches the API.
+    const bare = await browser.newPage();
+    const bareCalls = apiCalls(bare);
+    await bare.goto(`${server.url}/`);
+    await bare.waitForSelector('body[data-state="failed"]', { timeout: 30_000 });
+    assert.equal(await errorShown(bare), sentenceShown);
+    assertSentence(await errorShown(bare));
+    assert.equal(await bare.getAttribute('#error', 'data-code'), 'TOKEN_REQUIRED');
+    assert.deepEqual(bareCalls, [], 'nothing is sent without a token');
+
+    // An old launch's token: the server answers 401 TOKEN_INVALID, the page the same sentence.
+    const stale = await browser.newPage();
+    const staleCalls = apiCalls(stale);
+    const oldToken = 'A'.repeat(43);
+    assert.notEqual(oldToken, server.token);
+    await stale.goto(`${server.url}/#token=${oldToken}`);
+    await stale.waitForSelector('body[data-state="failed"]', { timeout: 30_000 });
+    assert.equal(await errorShown(stale), sentenceShown);
+    assert.equal(await stale.getAttribute('#error', 'data-code'), 'TOKEN_INVALID');
+    assert.deepEqual(staleCalls, [`GET ${oldToken}`], 'one call, carrying the token from the link');
+    assert.equal(stale.url(), `${server.url}/`, 'even a wrong token leaves the address bar');
+
+    // The right link in the same tab: the newer token replaces the stored one.
+    await stale.goto(`${server.url}/#token=${server.token}`);
+    await stale.reload();
+    await stale.waitForSelector('body[data-state="ready"]', { timeout: 30_000 });
+    assert.equal(await errorShown(stale), null);
+    assert.ok(staleCalls.slice(1).every((call) => call.endsWith(` ${server.token}`)), staleCalls.join('\n'));
   } finally {
     await browser.close();
     await server.stop();

@@ -1,7 +1,8 @@
 // The web page in headless Chromium against a real `dynaslice serve`: a
 // 5 MB sample through its whole life (size and plan checked against the npm
 // package in Node, upload, read back, "verified", preview, inspect, delete),
-// a screenshot of the plan view, and the timings the README reports.
+// a screenshot of the plan view, and the timings the README reports. The
+// stored items' list follows the API's pages.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -9,7 +10,8 @@ import { join } from 'node:path';
 import { itemSize, readRequests, split } from 'dynaslice';
 import { orderHistory } from '../../www/js/sample.js';
 import { artifacts, errorShown, launch, loadSample, openPage } from './support/browser.mjs';
-import { keyParam, listedKeys, startServer } from './support/server.mjs';
+import { apiFetch, getConfig, keyParam, listedKeys, startServer } from './support/server.mjs';
+import { storeSmallItems } from './support/upload.mjs';
 
 const MB = 1 << 20;
 const LIMIT = 409_600;
@@ -23,14 +25,18 @@ test('a 5 MB sample: size, plan, upload, verified, preview, inspect, delete', as
   await warm.goto('about:blank');
   const server = await startServer();
   try {
-    const page = await openPage(browser, server.url);
+    const page = await openPage(browser, server);
     const readyMs = performance.now() - server.startedAt;
     const urlMs = server.urlAt - server.startedAt;
     t.diagnostic(`timing: dynaslice serve start → URL printed ${urlMs.toFixed(0)} ms, → page ready ${readyMs.toFixed(0)} ms`);
     console.error(`TIMING serve-start-to-page-ready-ms ${readyMs.toFixed(0)} (URL printed after ${urlMs.toFixed(0)} ms)`);
     await warm.close();
 
-    const config = await (await fetch(`${server.url}/api/config`)).json();
+    // The launch's key left the address bar for this tab's sessionStorage.
+    assert.equal(page.url(), `${server.url}/`, 'no #token= left in the address bar');
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('dynaslice-token')), server.token);
+
+    const config = await getConfig(server);
     const table = config.tables.find((x) => x.name === 'dynaslice-demo');
     assert.ok(table, 'the default table is served');
     const options = { table: table.name, key: table.key, layout: table.layout, chunkTable: table.chunkTable };
@@ -92,7 +98,7 @@ test('a 5 MB sample: size, plan, upload, verified, preview, inspect, delete', as
     assert.match(await page.textContent('#verify'), /^verified/);
     assert.ok(await page.getByText('verified', { exact: false }).first().isVisible());
     assert.equal(await errorShown(page), null);
-    const stored = Buffer.from(await (await fetch(`${server.url}/api/item?table=dynaslice-demo&key=${keyParam(key)}&attribute=body`)).arrayBuffer());
+    const stored = Buffer.from(await (await apiFetch(server, `/api/item?table=dynaslice-demo&key=${keyParam(key)}&attribute=body`)).arrayBuffer());
     assert.ok(stored.equals(Buffer.from(item.body.S)), 'the server holds the sample exactly');
 
     // The preview: the first 2 KB of the document, as text.
@@ -122,8 +128,8 @@ test('a 5 MB sample: size, plan, upload, verified, preview, inspect, delete', as
     // Delete: gone from the list and from the API.
     await row.getByRole('button', { name: `Delete ${key}` }).click();
     await row.waitFor({ state: 'detached' });
-    assert.deepEqual(await listedKeys(server.url), []);
-    const gone = await fetch(`${server.url}/api/item?table=dynaslice-demo&key=${keyParam(key)}`);
+    assert.deepEqual(await listedKeys(server), []);
+    const gone = await apiFetch(server, `/api/item?table=dynaslice-demo&key=${keyParam(key)}`);
     assert.equal(gone.status, 404);
     assert.equal((await gone.json()).error.code, 'NOT_FOUND');
     assert.equal(await errorShown(page), null);
@@ -138,7 +144,7 @@ test('a file: stored as a binary attribute, verified byte for byte, previewed as
   const browser = await launch();
   const server = await startServer();
   try {
-    const page = await openPage(browser, server.url);
+    const page = await openPage(browser, server);
     const key = 'file-1';
     // Half noise, half text: a codec helps, but not much.
     const data = Buffer.concat([randomBytes(MB), Buffer.from('dynaslice '.repeat(MB / 10))]);
@@ -149,7 +155,7 @@ test('a file: stored as a binary attribute, verified byte for byte, previewed as
     assert.equal(Number(await page.getAttribute('#size', 'data-bytes')), itemSize(item));
     await page.click('#upload');
     await page.waitForSelector('#verify[data-state="verified"]', { timeout: 60_000 });
-    const stored = Buffer.from(await (await fetch(`${server.url}/api/item?table=dynaslice-demo&key=${keyParam(key)}&attribute=data`)).arrayBuffer());
+    const stored = Buffer.from(await (await apiFetch(server, `/api/item?table=dynaslice-demo&key=${keyParam(key)}&attribute=data`)).arrayBuffer());
     assert.ok(stored.equals(data));
     await page.waitForSelector('#preview-box:not([hidden])');
     assert.match(await page.textContent('#preview'), /^000000 {2}([0-9a-f]{2} ){15}[0-9a-f]{2}\n/);
@@ -164,7 +170,7 @@ test('timing: a 20 MB document uploaded and verified through the page', async (t
   const browser = await launch();
   const server = await startServer();
   try {
-    const page = await openPage(browser, server.url);
+    const page = await openPage(browser, server);
     const key = 'orders-20mb';
     const chosen = performance.now();
     await loadSample(page, 20 * MB, key);
@@ -178,7 +184,30 @@ test('timing: a 20 MB document uploaded and verified through the page', async (t
       `from choosing the sample (generate, measure, split) ${(verified - chosen).toFixed(0)} ms`;
     t.diagnostic(line);
     console.error(`TIMING ${line}`);
-    assert.deepEqual(await listedKeys(server.url), [JSON.stringify({ pk: { S: key } })]);
+    assert.deepEqual(await listedKeys(server), [JSON.stringify({ pk: { S: key } })]);
+    assert.deepEqual(page.problems, []);
+  } finally {
+    await browser.close();
+    await server.stop();
+  }
+});
+
+test('the stored items: every page of the list, also after a reload', async () => {
+  const server = await startServer();
+  const browser = await launch();
+  try {
+    // More than the API's default page of 100.
+    const keys = Array.from({ length: 123 }, (_, i) => `listed-${String(i).padStart(3, '0')}`);
+    await storeSmallItems(server, keys);
+    const page = await openPage(browser, server);
+    const shown = async () => page.$$eval('[data-testid="item-row"]', (rows) => rows.map((row) => row.dataset.key));
+    assert.equal(await page.getAttribute('#items', 'data-count'), '123');
+    assert.deepEqual(await shown(), keys, 'every item once, in key order');
+    assert.equal((await page.textContent('#items-status')).trim(), '123 items in dynaslice-demo.');
+    // The token now lives in the tab's sessionStorage: a reload needs no link.
+    await page.reload();
+    await page.waitForSelector('body[data-state="ready"]', { timeout: 30_000 });
+    assert.deepEqual(await shown(), keys);
     assert.deepEqual(page.problems, []);
   } finally {
     await browser.close();

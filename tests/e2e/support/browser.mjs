@@ -9,30 +9,46 @@ import { root } from './server.mjs';
 export const CHROMIUM = '/usr/bin/chromium';
 export const artifacts = join(root, 'tests', 'e2e', 'artifacts');
 
-/** A launched browser; close it when done. */
-export async function launch() {
+/**
+ * A launched browser; close it when done.
+ * @param {string[]} [extraArgs] more Chromium flags (`--host-resolver-rules=…`)
+ */
+export async function launch(extraArgs = []) {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium chromium-driver`);
   mkdirSync(artifacts, { recursive: true });
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...extraArgs],
   });
 }
 
 /**
- * A new page at `url`, resolved once the page says it is ready. Console
- * errors and uncaught page errors are collected in `page.problems`.
+ * A new page at `${url}/#token=${token}` (the link `npm start` prints),
+ * resolved once the page's body says `state` ("ready" unless asked).
+ * Console errors, uncaught page errors and Content-Security-Policy
+ * violations are collected in `page.problems`.
+ * @param {import('playwright-core').Browser} browser
+ * @param {{ url: string, token: string | null }} server `token: null` opens the page without one
+ * @param {{ state?: string }} [options]
  */
-export async function openPage(browser, url) {
+export async function openPage(browser, { url, token }, { state = 'ready' } = {}) {
   const page = await browser.newPage({ viewport: { width: 1200, height: 1000 } });
   page.problems = [];
   page.on('pageerror', (error) => page.problems.push(`pageerror: ${error.message}`));
   page.on('console', (message) => {
     if (message.type() === 'error') page.problems.push(`console: ${message.text()}`);
   });
-  await page.goto(`${url}/`);
-  await page.waitForSelector('body[data-state="ready"]', { timeout: 30_000 });
+  // A blocked inline style or script is not always a console error: the
+  // violation event names each one.
+  await page.exposeFunction('reportPolicyViolation', (text) => page.problems.push(`csp: ${text}`));
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) => {
+      window.reportPolicyViolation(`${event.effectiveDirective} blocked ${event.blockedURI || 'inline'} at ${event.sourceFile}:${event.lineNumber}`);
+    });
+  });
+  await page.goto(token === null ? `${url}/` : `${url}/#token=${token}`);
+  await page.waitForSelector(`body[data-state="${state}"]`, { timeout: 30_000 });
   return page;
 }
 
