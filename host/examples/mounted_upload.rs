@@ -103,8 +103,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|(user, token)| (token.to_string(), user.to_string()))
         .collect();
     let (client, _store) = match std::env::var("DYNASLICE_ENDPOINT") {
-        Ok(url) => (local_client(&url), None),
-        Err(_) => {
+        Ok(url) if !url.is_empty() => (local_client(&url), None),
+        _ => {
             let store = EmbeddedStore::open(None)?;
             (store.client(), Some(store))
         }

@@ -125,47 +125,33 @@ async fn upload(
 ) -> Result<Json<Value>, ApiError> {
     let scope = scope.map_or(KeyScope::Any, |Extension(s)| s);
     let config = &uploads.config;
-    let content_type = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    if !content_type
-        .split(';')
-        .next()
-        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/octet-stream"))
-    {
-        return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "CONTENT_TYPE_UNSUPPORTED",
-            "an upload is sent as application/octet-stream",
-        ));
-    }
-    let name = params
-        .get("table")
-        .ok_or_else(|| ApiError::bad("PARAMETER_MISSING", "query parameter table is required"))?;
-    let table = config.tables.get(name).ok_or_else(|| {
-        ApiError::new(
-            StatusCode::FORBIDDEN,
-            "TABLE_NOT_ALLOWED",
-            format!("table {name} is not on this server's allow-list"),
-        )
-    })?;
     let limit = config.max_body_bytes();
-    let declared = request
-        .headers()
+    let (parts, body) = request.into_parts();
+    // A declared length over the limit is refused unread: a client that
+    // sent `Expect: 100-continue` never sends the body at all.
+    let declared = parts
+        .headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if declared.is_some_and(|n| n > limit as u64) {
         return Err(ApiError::too_large(limit));
     }
+    let mut body = BodyReader::new(body, limit, config);
+    // Other refusals before reading drain the body (bounded), so the client
+    // reads the answer instead of a reset connection. A busy server sheds
+    // the body unread: waiting for it is the load it refuses.
+    let table = match admit(config, &params, &parts.headers) {
+        Ok(table) => table,
+        Err(e) => {
+            body.drain().await;
+            return Err(e);
+        }
+    };
     let _permit = Arc::clone(&uploads.permits)
         .try_acquire_owned()
         .map_err(|_| ApiError::busy("uploads"))?;
-    let mut body = BodyReader::new(request.into_body(), limit, config);
-    let received = receive(&mut body, table, &scope, config).await;
-    let received = match received {
+    let received = match receive(&mut body, table, &scope, config).await {
         Ok(received) => received,
         Err(e) => {
             // A stalled body is not waited for again.
@@ -185,6 +171,39 @@ async fn upload(
         "writeUnits": outcome.planned_write_units,
         "consumedWriteUnits": outcome.consumed_write_units,
     })))
+}
+
+/// The checks made before a byte of the body is read: its type, its table.
+fn admit<'c>(
+    config: &'c UploadConfig,
+    params: &BTreeMap<String, String>,
+    headers: &axum::http::HeaderMap,
+) -> Result<&'c TableConfig, ApiError> {
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !content_type
+        .split(';')
+        .next()
+        .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/octet-stream"))
+    {
+        return Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "CONTENT_TYPE_UNSUPPORTED",
+            "an upload is sent as application/octet-stream",
+        ));
+    }
+    let name = params
+        .get("table")
+        .ok_or_else(|| ApiError::bad("PARAMETER_MISSING", "query parameter table is required"))?;
+    config.tables.get(name).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "TABLE_NOT_ALLOWED",
+            format!("table {name} is not on this server's allow-list"),
+        )
+    })
 }
 
 /// An upload read and checked: the parent, and its chunk items as stored.
@@ -413,8 +432,9 @@ impl BodyReader {
     /// reset connection (closing a socket with unread data resets it).
     async fn drain(&mut self) {
         let cap = self.limit.saturating_mul(2);
+        let idle = self.idle;
         let discard = async {
-            while let Some(Ok(bytes)) = self.stream.next().await {
+            while let Ok(Some(Ok(bytes))) = tokio::time::timeout(idle, self.stream.next()).await {
                 self.read += bytes.len();
                 if self.read > cap {
                     break;
