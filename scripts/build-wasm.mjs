@@ -24,6 +24,11 @@ const { values } = parseArgs({
   },
 });
 
+// The package ships the repository's license texts (its `files` list them).
+for (const license of ['LICENSE-MIT', 'LICENSE-APACHE']) {
+  copyFileSync(join(root, license), join(root, 'wasm', license));
+}
+
 function run(command, args, options = {}) {
   try {
     return execFileSync(command, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], ...options });

@@ -28,6 +28,8 @@ test('npm pack ships exactly the built package, and a clean project can use it',
 
     const js = readdirSync(join(wasmDir, 'js')).filter((f) => /\.(m|c)?js$/.test(f)).map((f) => `js/${f}`);
     const expected = [
+      'LICENSE-APACHE',
+      'LICENSE-MIT',
       'README.md',
       'dist/node/dynaslice_wasm.js',
       'dist/node/package.json',
