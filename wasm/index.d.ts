@@ -116,6 +116,12 @@ export interface TableOptions {
   chunkTable?: string;
   /** The chunk table's partition key name (default `"pk"`). */
   chunkKey?: string;
+  /**
+   * The largest stored item read, deleted or replaced (default 64 MiB): a
+   * stored manifest claiming more is refused (`DECOMPRESS_LIMIT`) before
+   * any request or buffer is made for it.
+   */
+  maxBytes?: number;
 }
 
 /** A broken DynamoDB rule, found by {@link validateItem}. */
@@ -281,11 +287,8 @@ export interface SplitResult {
   writeUnits: number;
 }
 
-/** Options of {@link reassemble}. */
-export interface ReassembleOptions extends TableOptions, OutputOptions {
-  /** Refuse payloads larger than this, before fetching or allocating (default 64 MiB). */
-  maxBytes?: number;
-}
+/** Options of {@link reassemble} (`maxBytes` refuses larger payloads before decoding). */
+export interface ReassembleOptions extends TableOptions, OutputOptions {}
 
 /** Options of {@link readRequests}. */
 export interface ReadOptions extends TableOptions {

@@ -97,6 +97,23 @@ impl KeySchema {
         self.attributes().any(|k| k.name == name)
     }
 
+    /// The key attributes of `item`, checked against the schema: each
+    /// present, of its type, within DynamoDB's key size limits. All the
+    /// violations when not.
+    pub fn check_key(&self, item: &Item) -> Result<Item, alloc::vec::Vec<crate::Violation>> {
+        let key = self.key_of(item);
+        let options = crate::ValidateOptions {
+            key: Some(self),
+            max_item_bytes: crate::MAX_ITEM_BYTES,
+        };
+        let violations = crate::validate_item(&key, &options);
+        if violations.is_empty() {
+            Ok(key)
+        } else {
+            Err(violations)
+        }
+    }
+
     /// The key attributes of `item` (only those present).
     pub fn key_of(&self, item: &Item) -> Item {
         // Inserted one by one: `collect()` into a BTreeMap sorts first, with

@@ -38,10 +38,21 @@ pub enum Layout {
     ItemCollection,
 }
 
+/// The chunk table's partition key attribute by default.
+pub const DEFAULT_CHUNK_KEY_NAME: &str = "pk";
+
+/// The chunk table of `table` by default: `<table>_chunks`.
+pub fn default_chunk_table(table: &str) -> String {
+    let mut name = String::with_capacity(table.len() + 7);
+    name.push_str(table);
+    name.push_str("_chunks");
+    name
+}
+
 impl Default for Layout {
     fn default() -> Self {
         Self::ChunkTable {
-            key_name: "pk".to_string(),
+            key_name: DEFAULT_CHUNK_KEY_NAME.to_string(),
         }
     }
 }

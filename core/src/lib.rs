@@ -35,7 +35,7 @@ pub use layout::{ChunkKey, ChunkKeyError, Layout};
 pub use manifest::{Manifest, ManifestError};
 pub use number::NumberError;
 pub use plan::{DeletePlan, Expect, PlanError, ReadPlan, Target, WriteMode, WritePlan, WriteSteps};
-pub use reassemble::{ReassembleError, ReassembleOptions, reassemble};
+pub use reassemble::{ReassembleError, ReassembleOptions, reassemble, verify_chunk};
 pub use size::{MAX_ITEM_BYTES, item_size, value_size};
 pub use split::{
     CodecChoice, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitError, SplitItem, SplitOptions,

@@ -241,6 +241,17 @@ impl Manifest {
         })
     }
 
+    /// The chunks holding bytes `range` of the stored frame, as
+    /// `(first, last)`, both clamped to the last chunk (an empty range
+    /// holds the chunk its start falls in).
+    pub fn chunks_holding(&self, range: core::ops::Range<u64>) -> (u32, u32) {
+        let size = u64::from(self.chunk_bytes.max(1));
+        let last = self.chunk_count.saturating_sub(1);
+        let seq = |offset: u64| u32::try_from(offset / size).unwrap_or(u32::MAX).min(last);
+        let end = range.end.saturating_sub(1).max(range.start);
+        (seq(range.start), seq(end))
+    }
+
     /// The length of chunk `seq`'s bytes (zero beyond the last chunk).
     pub fn chunk_len(&self, seq: u32) -> u64 {
         let start = u64::from(seq) * u64::from(self.chunk_bytes);
@@ -256,7 +267,7 @@ impl Manifest {
 fn max_stored_len(codec: Codec, raw_len: u64) -> u64 {
     let framing = (FRAME_HEADER_BYTES + FRAME_TRAILER_BYTES) as u64;
     match codec {
-        Codec::None => raw_len + framing,
+        Codec::None => raw_len.saturating_add(framing),
         _ => raw_len
             .saturating_add(raw_len / 6)
             .saturating_add(framing + 64),

@@ -327,42 +327,15 @@ fn order_chunks<'c>(
         // The chunk's key must be exactly the one this parent's key makes.
         let expected = chunk_key(options.key, options.layout, parent, manifest.version, seq)
             .map_err(|_| malformed("parent key cannot make chunk keys"))?;
-        if expected
-            .iter()
-            .any(|(name, value)| chunk.get(name) != Some(value))
-        {
+        if !has_key(chunk, &expected) {
             return Err(ReassembleError::ChunkForeignParent { index });
         }
-        let Some(AttributeValue::B(data)) = chunk.get(CHUNK_DATA_ATTRIBUTE) else {
-            return Err(malformed("no binary _d attribute"));
-        };
-        let digest = match chunk.get(CHUNK_DIGEST_ATTRIBUTE) {
-            Some(AttributeValue::B(d)) if d.len() == 8 => {
-                u64::from_be_bytes(d.as_slice().try_into().expect("length checked"))
-            }
-            _ => return Err(malformed("no 8-byte binary _h attribute")),
-        };
+        let (data, digest) = chunk_parts(chunk, index, manifest, seq)?;
         let slot = &mut ordered[seq as usize];
         if slot.is_some() {
             return Err(ReassembleError::ChunkDuplicate { seq });
         }
-        let expected_len = manifest.chunk_len(seq);
-        let got = data.len() as u64;
-        if got < expected_len {
-            return Err(ReassembleError::ChunkTruncated {
-                seq,
-                expected: expected_len,
-                got,
-            });
-        }
-        if got > expected_len {
-            return Err(ReassembleError::ChunkOversized {
-                seq,
-                expected: expected_len,
-                got,
-            });
-        }
-        *slot = Some((data.as_slice(), digest));
+        *slot = Some((data, digest));
     }
     ordered
         .into_iter()
@@ -374,6 +347,77 @@ fn order_chunks<'c>(
             })
         })
         .collect()
+}
+
+/// True when `chunk` carries exactly the attributes of `key`.
+fn has_key(chunk: &Item, key: &Item) -> bool {
+    key.iter()
+        .all(|(name, value)| chunk.get(name) == Some(value))
+}
+
+/// A chunk item's bytes and recorded digest, its length checked against
+/// the manifest's for `seq` (`index`: its place among the items given).
+fn chunk_parts<'c>(
+    chunk: &'c Item,
+    index: usize,
+    manifest: &Manifest,
+    seq: u32,
+) -> Result<ChunkData<'c>, ReassembleError> {
+    let malformed = |reason| ReassembleError::ChunkMalformed { index, reason };
+    let Some(AttributeValue::B(data)) = chunk.get(CHUNK_DATA_ATTRIBUTE) else {
+        return Err(malformed("no binary _d attribute"));
+    };
+    let digest = match chunk.get(CHUNK_DIGEST_ATTRIBUTE) {
+        Some(AttributeValue::B(d)) if d.len() == 8 => {
+            u64::from_be_bytes(d.as_slice().try_into().expect("length checked"))
+        }
+        _ => return Err(malformed("no 8-byte binary _h attribute")),
+    };
+    let expected = manifest.chunk_len(seq);
+    let got = data.len() as u64;
+    if got < expected {
+        return Err(ReassembleError::ChunkTruncated { seq, expected, got });
+    }
+    if got > expected {
+        return Err(ReassembleError::ChunkOversized { seq, expected, got });
+    }
+    Ok((data.as_slice(), digest))
+}
+
+/// Finds chunk `seq` of `parent` among `chunks` (as a BatchGetItem returns
+/// them, in any order) and checks it alone: its key is exactly the one the
+/// parent's key and the manifest's version make, its `_d` and `_h` are
+/// well-formed, its length is the manifest's, and its bytes match their
+/// digest. Returns its bytes. For reading part of an item (a preview, a
+/// stream) without the rest of its chunks.
+pub fn verify_chunk<'c>(
+    parent: &Item,
+    manifest: &Manifest,
+    seq: u32,
+    chunks: &'c [Item],
+    options: &ReassembleOptions<'_>,
+) -> Result<&'c [u8], ReassembleError> {
+    let count = manifest.chunk_count;
+    if seq >= count {
+        return Err(ReassembleError::ChunkOutOfRange { seq, count });
+    }
+    let key =
+        chunk_key(options.key, options.layout, parent, manifest.version, seq).map_err(|_| {
+            ReassembleError::ChunkMalformed {
+                index: 0,
+                reason: "parent key cannot make chunk keys",
+            }
+        })?;
+    let (index, chunk) = chunks
+        .iter()
+        .enumerate()
+        .find(|(_, chunk)| has_key(chunk, &key))
+        .ok_or(ReassembleError::ChunkMissing { seq, count })?;
+    let (data, digest) = chunk_parts(chunk, index, manifest, seq)?;
+    if chunk_digest(data, &manifest.version.to_text(), seq) != digest {
+        return Err(ReassembleError::ChunkDigestMismatch { seq });
+    }
+    Ok(data)
 }
 
 /// Checks a frame's header (in its first bytes) against the manifest.

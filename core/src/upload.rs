@@ -244,3 +244,30 @@ pub fn verify_upload(
     }
     Ok(item)
 }
+
+/// An upload stamped with `version` instead of the version it was split
+/// with: its manifest and the parent's `_ds` carry the new one, and each
+/// chunk item is made anew (key and digest) around the same bytes, given in
+/// sequence order. The payload and its digest do not depend on the version,
+/// so the item is unchanged. A host stamps every upload in its store's time
+/// this way: the uploading client's clock never decides a chunk's age.
+pub fn restamp(
+    parent: &mut Item,
+    manifest: &mut Manifest,
+    chunks: Vec<Item>,
+    version: crate::VersionId,
+    rules: &UploadRules<'_>,
+) -> Result<Vec<Item>, UploadError> {
+    manifest.version = version;
+    parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
+    (0u32..)
+        .zip(chunks)
+        .map(|(seq, mut chunk)| {
+            let data = match chunk.remove(CHUNK_DATA_ATTRIBUTE) {
+                Some(AttributeValue::B(data)) => data,
+                _ => Vec::new(),
+            };
+            upload_chunk_item(parent, manifest, seq, data, rules)
+        })
+        .collect()
+}

@@ -86,9 +86,11 @@ async fn read_item(
     match dynaslice_host::get(&client, &table, &key, &GetOptions::default(), &()).await {
         Ok(Some(found)) => Json(dynaslice_host::json::item_to_json(&found.item)).into_response(),
         Ok(None) => (StatusCode::NOT_FOUND, "no such item").into_response(),
+        // The code only: the message of a store error can name accounts and
+        // resources (`dynaslice serve` logs it and sends a sentence).
         Err(e) => (
             StatusCode::INTERNAL_SERVER_ERROR,
-            Json(json!({ "error": { "code": e.code(), "message": e.to_string() } })),
+            Json(json!({ "error": { "code": e.code() } })),
         )
             .into_response(),
     }

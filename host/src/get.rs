@@ -4,11 +4,9 @@
 //! to the parent, a bounded number of times.
 
 use aws_sdk_dynamodb::Client;
-use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
-use dynaslice_core::plan::{parent_get, plan_read};
+use dynaslice_core::plan::{Target, parent_get, plan_read};
 use dynaslice_core::{
-    DEFAULT_MAX_RAW_BYTES, Item, MAX_ITEM_BYTES, Manifest, ReassembleError, ReassembleOptions,
-    ValidateOptions, reassemble, validate_item,
+    DEFAULT_MAX_RAW_BYTES, Item, Manifest, ReassembleError, ReassembleOptions, reassemble,
 };
 
 use crate::error::HostError;
@@ -62,22 +60,13 @@ pub struct Fetched {
 
 /// The key attributes of `key`, checked against the table's key schema.
 pub fn check_key(table: &TableConfig, key: &Item) -> Result<Item, HostError> {
-    let key = table.key.key_of(key);
-    let options = ValidateOptions {
-        key: Some(&table.key),
-        max_item_bytes: MAX_ITEM_BYTES,
-    };
-    let violations = validate_item(&key, &options);
-    if violations.is_empty() {
-        Ok(key)
-    } else {
-        Err(HostError::Key(violations))
-    }
+    table.key.check_key(key).map_err(HostError::Key)
 }
 
-fn version_of(parent: &Item) -> Option<dynaslice_core::VersionId> {
-    let manifest = Manifest::from_value(parent.get(MANIFEST_ATTRIBUTE)?).ok()?;
-    Some(manifest.version)
+/// The version a parent carries, if it is split and its manifest readable
+/// (the caller's next plan reports an unreadable one).
+fn version_of(target: &Target<'_>, parent: &Item) -> Option<dynaslice_core::VersionId> {
+    Some(target.read_manifest(parent).ok()??.version)
 }
 
 /// Reads the item with `key` from `table`; `None` when there is none. The
@@ -123,7 +112,8 @@ pub async fn get(
                 // Deleted under us by an overwrite's cleanup? Only if the
                 // parent moved on; if not, the store lost a chunk.
                 let now = sender.get(parent_get(&target, &key)).await?;
-                if now.as_ref().and_then(version_of) == version_of(&parent) {
+                let version = |p: &Item| version_of(&target, p);
+                if now.as_ref().and_then(version) == version(&parent) {
                     return Err(missing.into());
                 }
             }

@@ -10,15 +10,14 @@ use std::ops::Range;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::codec::{Codec, FRAME_HEADER_BYTES, FrameHeader, decompress_prefix};
-use dynaslice_core::digest::chunk_digest;
 use dynaslice_core::encoding::single_blob_span;
 use dynaslice_core::layout::chunk_key;
-use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE};
 use dynaslice_core::plan::{
-    BatchGet, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, PlanError, parent_get, plan_read,
+    BatchGet, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, PlanError, parent_get,
 };
 use dynaslice_core::{
     AttributeValue, Item, MAX_ITEM_BYTES, Manifest, ReassembleError, ReassembleOptions, reassemble,
+    verify_chunk,
 };
 
 use crate::error::HostError;
@@ -65,8 +64,8 @@ pub async fn preview(
     let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
         return Ok(None);
     };
-    let plan = plan_read(&parent, &target, true)?;
-    let manifest = match plan.manifest {
+    // The manifest only: the chunks a preview reads are chosen below.
+    let manifest = match target.read_manifest(&parent)? {
         Some(m) if m.inline.is_none() => m,
         manifest => {
             // Plain or inline: small, read whole.
@@ -143,16 +142,7 @@ async fn stored_range(
         range.end.min(total).max(range.start.min(total)),
     );
     let chunk_bytes = u64::from(manifest.chunk_bytes.max(1));
-    let last_chunk = manifest.chunk_count.saturating_sub(1);
-    let seq_of = |offset: u64| {
-        u32::try_from(offset / chunk_bytes)
-            .unwrap_or(u32::MAX)
-            .min(last_chunk)
-    };
-    let (first, last) = (
-        seq_of(header + from),
-        seq_of((header + to).saturating_sub(1)),
-    );
+    let (first, last) = manifest.chunks_holding(header + from..header + to);
     let mut bytes = match first {
         0 if last == 0 => first_chunk,
         0 => [first_chunk, reader.read(1, last).await?].concat(),
@@ -269,37 +259,17 @@ impl ChunkReader<'_> {
                 expected_bytes: 0,
             })
             .collect();
-        let mut found = self.sender.batch_gets(gets, &()).await?;
-        let version = self.manifest.version.to_text();
+        let found = self.sender.batch_gets(gets, &()).await?;
+        let options = ReassembleOptions::new(&self.table.key, &self.table.layout);
         let mut bytes = Vec::new();
-        for (&seq, key) in seqs.iter().zip(&keys) {
-            let position = found
-                .iter()
-                .position(|chunk| {
-                    key.iter()
-                        .all(|(name, value)| chunk.get(name) == Some(value))
-                })
-                .ok_or(ReassembleError::ChunkMissing {
-                    seq,
-                    count: self.manifest.chunk_count,
-                })?;
-            let chunk = found.swap_remove(position);
-            let data = match chunk.get(CHUNK_DATA_ATTRIBUTE) {
-                Some(AttributeValue::B(data)) => data,
-                _ => return Err(ReassembleError::ChunkDigestMismatch { seq }.into()),
-            };
-            let recorded = match chunk.get(CHUNK_DIGEST_ATTRIBUTE) {
-                Some(AttributeValue::B(d)) if d.len() == 8 => {
-                    u64::from_be_bytes(d[..].try_into().unwrap_or_default())
-                }
-                _ => return Err(ReassembleError::ChunkDigestMismatch { seq }.into()),
-            };
-            if data.len() as u64 != self.manifest.chunk_len(seq)
-                || chunk_digest(data, &version, seq) != recorded
-            {
-                return Err(ReassembleError::ChunkDigestMismatch { seq }.into());
-            }
-            bytes.extend_from_slice(data);
+        for &seq in &seqs {
+            bytes.extend_from_slice(verify_chunk(
+                self.parent,
+                self.manifest,
+                seq,
+                &found,
+                &options,
+            )?);
         }
         Ok(bytes)
     }

@@ -7,8 +7,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
 use dynaslice_core::plan::{
-    BatchWrite, Expect, Put, WriteMode, WritePlan, WriteSteps, pack_batch_writes_by, parent_get,
-    plan_write,
+    BatchWrite, Expect, Put, WriteKind, WriteMode, WritePlan, WriteSteps, pack_batch_writes_by,
+    parent_get, plan_write,
 };
 use dynaslice_core::{
     CodecChoice, DEFAULT_PARENT_BUDGET, Item, Manifest, SplitItem, SplitOptions, VersionId,
@@ -79,8 +79,8 @@ impl PutOptions {
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub struct PutOutcome {
-    /// How it was written: `single`, `atomic` or `batch`.
-    pub mode: &'static str,
+    /// How it was written: one PutItem, one transaction, or batches and a commit.
+    pub mode: WriteKind,
     /// The new version, when the item was split.
     pub manifest: Option<Manifest>,
     /// The version it replaced, if it replaced a virtual item.
@@ -122,7 +122,7 @@ pub async fn put(
     let split_options = options.split_options(table, version);
     let mut split = crate::cpu::heavy(|| split_item(item, &split_options))?;
     let sender = options.sender(client);
-    let expect = read_expect(&sender, table, &split.parent).await?;
+    let expect = read_expect(&sender, table, &split.parent, options.max_item_bytes).await?;
     // The parent read's answer carries the store's time: a version this
     // machine's clock stamped far from it is stamped again (rare, and only
     // for a machine whose clock is off).
@@ -135,14 +135,19 @@ pub async fn put(
 }
 
 /// What the write replaces: the parent stored now under `item`'s key, read
-/// consistently.
+/// consistently (a replaced item over `max_item_bytes` keeps its chunks
+/// for gc rather than have a key built for each).
 pub(crate) async fn read_expect(
     sender: &Sender<'_>,
     table: &TableConfig,
     item: &Item,
+    max_item_bytes: usize,
 ) -> Result<Expect, HostError> {
     let stored = sender.get(parent_get(&table.target(), item)).await?;
-    Ok(Expect::from_stored_at(stored.as_ref(), &table.target())?)
+    Ok(Expect::from_stored_at(
+        stored.as_ref(),
+        &table.target_within(max_item_bytes),
+    )?)
 }
 
 pub(crate) fn replaced(expect: &Expect) -> Option<VersionId> {
@@ -187,7 +192,7 @@ pub(crate) async fn execute(
                     key: key_text(table, &split.parent),
                 });
             }
-            "single"
+            WriteKind::Single
         }
         WriteSteps::Atomic(transaction) => {
             let token = split
@@ -201,7 +206,7 @@ pub(crate) async fn execute(
                     key: key_text(table, &split.parent),
                 });
             }
-            "atomic"
+            WriteKind::Atomic
         }
         WriteSteps::Batch {
             chunks,
@@ -216,13 +221,13 @@ pub(crate) async fn execute(
                 return Err(e);
             }
             commit_batch(sender, table, split, commit, abort).await?;
-            "batch"
+            WriteKind::Batch
         }
     };
     // Batches reported their chunks as they went; the rest arrives at once.
     progress.advance(match mode {
-        "batch" => item_size(&split.parent) as u64,
-        _ => bytes_written,
+        WriteKind::Batch => item_size(&split.parent) as u64,
+        WriteKind::Single | WriteKind::Atomic => bytes_written,
     });
     let cleanup_left = clean_up(sender, plan.cleanup).await;
     Ok(PutOutcome {

@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::Client;
 use dynaslice_core::codec::choose_compression;
 use dynaslice_core::layout::chunk_key;
 use dynaslice_core::plan::{
-    WriteMode, WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit,
+    WriteKind, WriteMode, WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit,
 };
 use dynaslice_core::write_units;
 use dynaslice_core::{Codec, CodecChoice, Compression, Item, SplitError, StreamSplit, item_size};
@@ -76,7 +76,7 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
     }
     let sender = options.sender(client);
     // The parent read's answer carries the store's time, for the version.
-    let expect = read_expect(&sender, table, &parent).await?;
+    let expect = read_expect(&sender, table, &parent, options.max_item_bytes).await?;
     let split_options = options.split_options(table, sender.clock.fresh_version()?);
     let mut piece = vec![0; READ_BYTES];
     let first = read_full(&mut reader, &mut piece)
@@ -138,7 +138,7 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
     commit_batch(&sender, table, &split, commit, abort).await?;
     let cleanup_left = clean_up(&sender, plan.cleanup).await;
     Ok(PutOutcome {
-        mode: "batch",
+        mode: WriteKind::Batch,
         manifest: split.manifest.clone(),
         replaced: replaced(&expect),
         bytes_written: (item_size(&split.parent) + uploads.written) as u64,

@@ -13,13 +13,13 @@ use dynaslice_core::{KeySchema, KeyType, Layout};
 use crate::error::HostError;
 use crate::retry::RetryPolicy;
 
-/// The partition key attribute of a chunk table.
-pub const CHUNK_KEY_NAME: &str = "pk";
+/// The partition key attribute of a chunk table (core's default).
+pub const CHUNK_KEY_NAME: &str = dynaslice_core::layout::DEFAULT_CHUNK_KEY_NAME;
 
 /// The chunk table of `table` under the chunk-table layout: `<table>_chunks`
-/// (the npm package's default too).
+/// (core's default, the npm package's too).
 pub fn chunk_table_name(table: &str) -> String {
-    format!("{table}_chunks")
+    dynaslice_core::layout::default_chunk_table(table)
 }
 
 /// A table able to hold virtual items: its key schema and where chunks go.

@@ -237,7 +237,7 @@ async fn only_partial_batches_still_converge() {
     let outcome = dynaslice_host::put(&faulty, &table, &item, &options, &())
         .await
         .expect("put converges");
-    assert_eq!(outcome.mode, "batch");
+    assert_eq!(outcome.mode.name(), "batch");
     let fetched = dynaslice_host::get(&faulty, &table, &item, &GetOptions::default(), &())
         .await
         .expect("get")

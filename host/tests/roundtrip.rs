@@ -99,7 +99,7 @@ async fn sizes_from_one_byte_to_ten_megabytes_in_both_layouts() {
         let mut tiny = key(layout, "tiny");
         tiny.insert("b".into(), AttributeValue::B(vec![42]));
         let outcome = round_trip(&table, &tiny, &PutOptions::default()).await;
-        assert_eq!((outcome.mode, outcome.manifest), ("single", None));
+        assert_eq!((outcome.mode.name(), outcome.manifest), ("single", None));
         for (i, len) in [
             1_000, 100_000, 409_000, 409_700, 1_000_000, 3_000_000, 10_000_000,
         ]
@@ -109,7 +109,7 @@ async fn sizes_from_one_byte_to_ten_megabytes_in_both_layouts() {
             let item = item(layout, &format!("s{i}"), len, i as u64);
             let outcome = round_trip(&table, &item, &PutOptions::default()).await;
             if item_size(&item) <= 409_600 {
-                assert_eq!(outcome.mode, "single", "{len}");
+                assert_eq!(outcome.mode.name(), "single", "{len}");
             } else {
                 assert!(outcome.manifest.is_some(), "{len} bytes must be split");
             }
@@ -143,7 +143,7 @@ async fn every_codec_in_both_modes_and_both_layouts() {
                 } else {
                     "batch"
                 };
-                assert_eq!(outcome.mode, expected_mode);
+                assert_eq!(outcome.mode.name(), expected_mode);
                 // The server's own count of what the write consumed (DynamoDB
                 // Local misreports multi-action transactions: batches only).
                 if mode == WriteMode::Batch {
@@ -177,7 +177,7 @@ async fn fifty_megabytes_in_both_layouts() {
         item.insert("data".into(), AttributeValue::B(noise(50, 50 << 20)));
         let outcome = round_trip(&table, &item, &PutOptions::default()).await;
         let manifest = outcome.manifest.expect("split");
-        assert_eq!(outcome.mode, "batch");
+        assert_eq!(outcome.mode.name(), "batch");
         assert!(
             manifest.chunk_count >= 128,
             "{} chunks",

@@ -328,7 +328,7 @@ async fn the_embedded_store_answers_in_process_and_opens_no_socket() {
         let outcome = dynaslice_host::put(&client, &table, &item, &put, &())
             .await
             .unwrap();
-        assert_eq!(outcome.mode, name);
+        assert_eq!(outcome.mode.name(), name);
         assert!(outcome.consumed_write_units > 0.0, "{outcome:?}");
         let read = dynaslice_host::get(&client, &table, &item, &options(), &())
             .await

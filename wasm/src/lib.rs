@@ -113,8 +113,8 @@ pub fn reassemble(
     let table = TableOptions::from_js(&options)?;
     let parent = stream::item(parent)?;
     let chunks = stream::items(chunks, ends)?;
-    let item = dynaslice_core::reassemble(&parent, &chunks, &table.reassemble(&options)?)
-        .map_err(Failure::from)?;
+    let item =
+        dynaslice_core::reassemble(&parent, &chunks, &table.reassemble()).map_err(Failure::from)?;
     Ok(stream::to_js_stream(&item))
 }
 
@@ -122,14 +122,13 @@ pub fn reassemble(
 #[wasm_bindgen(js_name = parentRequest)]
 pub fn parent_request(key: &[u8], options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
-    let key = table.key.key_of(&stream::item(key)?);
-    let checked = ValidateOptions {
-        key: Some(&table.key),
-        max_item_bytes: MAX_ITEM_BYTES,
-    };
-    if let Some(v) = dynaslice_core::validate_item(&key, &checked).first() {
-        return Err(Failure::new(v.code(), v.to_string()).into());
-    }
+    let key = table
+        .key
+        .check_key(&stream::item(key)?)
+        .map_err(|violations| {
+            let first = &violations[0];
+            Failure::new(first.code(), first.to_string())
+        })?;
     Ok(convert::get_item(&plan::parent_get(&table.target(), &key)))
 }
 

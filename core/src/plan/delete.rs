@@ -23,14 +23,15 @@ pub struct DeletePlan {
 pub fn plan_delete(stored: &Item, target: &Target<'_>) -> Result<DeletePlan, PlanError> {
     // Refuses a damaged manifest, or one beyond the target's limit, before
     // a key is built for any chunk it claims.
-    target.read_manifest(stored)?;
-    let expect = Expect::from_stored_at(Some(stored), target)?;
-    let chunks = match expect {
-        Expect::Version {
-            version,
-            chunk_count,
-        } => chunk_deletes(target, stored, version, chunk_count)?,
-        _ => Vec::new(),
+    let (expect, chunks) = match target.read_manifest(stored)? {
+        Some(m) => (
+            Expect::Version {
+                version: m.version,
+                chunk_count: m.chunk_count,
+            },
+            chunk_deletes(target, stored, m.version, m.chunk_count)?,
+        ),
+        None => (Expect::Plain, Vec::new()),
     };
     Ok(DeletePlan {
         parent: Delete {

@@ -13,8 +13,8 @@ pub use error::PlanError;
 pub use ops::*;
 pub use read::{ReadPlan, parent_get, plan_read};
 pub use write::{
-    Expect, WriteMode, WritePlan, WriteSteps, interleave_chunk_writes, plan_streamed_commit,
-    plan_write,
+    Expect, WriteKind, WriteMode, WritePlan, WriteSteps, interleave_chunk_writes,
+    plan_streamed_commit, plan_write,
 };
 
 use crate::key::KeySchema;

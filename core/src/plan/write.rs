@@ -118,6 +118,53 @@ pub enum WriteMode {
     Batch,
 }
 
+impl WriteMode {
+    /// Every mode, in the order of [`WriteMode::name`]'s documentation.
+    pub const ALL: [Self; 3] = [Self::Auto, Self::Atomic, Self::Batch];
+
+    /// The mode's name in options (`auto`, `atomic`, `batch`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Atomic => "atomic",
+            Self::Batch => "batch",
+        }
+    }
+
+    /// The mode named `name` (see [`WriteMode::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// How a write went in: what [`WriteSteps`] it was planned as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum WriteKind {
+    /// One PutItem.
+    Single,
+    /// One TransactWriteItems.
+    Atomic,
+    /// Chunk batches, then the commit.
+    Batch,
+}
+
+impl WriteKind {
+    /// The kind's name in results (`single`, `atomic`, `batch`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Single => "single",
+            Self::Atomic => "atomic",
+            Self::Batch => "batch",
+        }
+    }
+}
+
+impl core::fmt::Display for WriteKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The requests of a write, in the order they must be sent.
 #[derive(Clone, Debug, PartialEq)]
 pub enum WriteSteps {
@@ -149,6 +196,17 @@ pub struct WritePlan {
     pub steps: WriteSteps,
     /// After a successful commit: deletes of the replaced version's chunks.
     pub cleanup: Vec<BatchWrite>,
+}
+
+impl WriteSteps {
+    /// The kind of write these steps make.
+    pub fn kind(&self) -> WriteKind {
+        match self {
+            Self::Single(_) => WriteKind::Single,
+            Self::Atomic(_) => WriteKind::Atomic,
+            Self::Batch { .. } => WriteKind::Batch,
+        }
+    }
 }
 
 impl WritePlan {

@@ -94,10 +94,6 @@ pub struct ServeArgs {
     /// The npm package's folder (served at /pkg/dynaslice/).
     #[arg(long, default_value = "wasm")]
     pub pkg: PathBuf,
-    /// The secret every API call must carry (default: a fresh random one
-    /// per launch, shown in the printed URL). At least 16 characters.
-    #[arg(long, env = "DYNASLICE_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
     /// Another host name the server answers to (repeatable): `name` on the
     /// listen port, or `name:port`. Requests naming any other host get 421.
     #[arg(long = "allow-host")]

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
-use dynaslice_core::plan::{Expect, WriteMode, WriteSteps, plan_write};
+use dynaslice_core::plan::{Expect, WriteMode, plan_write};
 use dynaslice_core::{
     AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType, item_size,
     split_item,
@@ -122,7 +122,7 @@ pub async fn put(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode
     if json {
         print_json(&json!({
             "key": item_to_json(&key),
-            "mode": outcome.mode,
+            "mode": outcome.mode.name(),
             "bytesWritten": outcome.bytes_written,
             "manifest": outcome.manifest.as_ref().map(manifest_to_json),
             "replaced": outcome.replaced.map(|v| v.to_text()),
@@ -165,11 +165,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     };
     let split = split_item(&item, &options.split_options(&table, fresh_version()))?;
     let plan = plan_write(&split, &table.target(), &Expect::Absent, options.mode)?;
-    let mode = match &plan.steps {
-        WriteSteps::Single(_) => "single",
-        WriteSteps::Atomic(_) => "atomic",
-        WriteSteps::Batch { .. } => "batch",
-    };
+    let mode = plan.steps.kind().name();
     let read = dynaslice_core::plan::plan_read(&split.parent, &table.target(), true)?;
     let read_units = dynaslice_core::read_units(
         item_size(&split.parent),
@@ -464,9 +460,11 @@ pub async fn serve(client: &Client, args: &ServeArgs) -> Result<ExitCode, HostEr
             )));
         }
     }
-    let token = match &args.token {
-        Some(token) => token.clone(),
-        None => dynaslice_host::serve::fresh_token()?,
+    // A fixed token comes from the environment only: a command line is
+    // readable by every local user (/proc/<pid>/cmdline).
+    let token = match std::env::var("DYNASLICE_TOKEN") {
+        Ok(token) if !token.is_empty() => token,
+        _ => dynaslice_host::serve::fresh_token()?,
     };
     let config = dynaslice_host::serve::ServeConfig {
         tables,

@@ -25,7 +25,7 @@ pub const TOKEN_HEADER: &str = "x-dynaslice-token";
 
 /// The checks of one server: its hosts, origins, token and page policy.
 #[derive(Clone, Debug)]
-pub struct Guard {
+pub(super) struct Guard {
     hosts: BTreeSet<String>,
     origins: BTreeSet<String>,
     token: String,
@@ -37,16 +37,20 @@ impl Guard {
     /// names in `extra_hosts` (`name` for any port, or `name:port`), with
     /// `token` as its secret and `index_html` the page it serves (its inline
     /// import map is allowed by hash, nothing else inline).
-    pub fn new(
+    pub(super) fn new(
         addr: SocketAddr,
         extra_hosts: &[String],
         token: String,
         index_html: &str,
     ) -> Result<Self, HostError> {
-        if token.len() < MIN_TOKEN_LEN {
+        if token.len() < MIN_TOKEN_LEN
+            || !token
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        {
             return Err(HostError::Input(format!(
-                "the token has {} characters, at least {MIN_TOKEN_LEN} are needed",
-                token.len()
+                "the token must be at least {MIN_TOKEN_LEN} characters of A-Z, a-z, 0-9, - and _ \
+                 (it travels in a URL)"
             )));
         }
         let port = addr.port();
@@ -78,11 +82,6 @@ impl Guard {
             csp: HeaderValue::from_str(&csp)
                 .map_err(|e| HostError::Input(format!("content security policy: {e}")))?,
         })
-    }
-
-    /// The `Host` values answered (lowercase `name:port`).
-    pub fn hosts(&self) -> impl Iterator<Item = &str> {
-        self.hosts.iter().map(String::as_str)
     }
 
     fn host_allowed(&self, headers: &HeaderMap) -> bool {
@@ -181,7 +180,11 @@ fn inline_scripts(html: &str) -> impl Iterator<Item = &str> {
 }
 
 /// The middleware: checks the request, then stamps the answer.
-pub async fn check(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
+pub(super) async fn check(
+    State(guard): State<Arc<Guard>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let headers = request.headers();
     let mut response = if !guard.host_allowed(headers) {
         ApiError::new(
@@ -227,6 +230,27 @@ mod tests {
             content_security_policy(html)
                 .contains("'sha256-AVq9f1zFei3ZS3WQ8ErYCEJzkF7jPsXOvq5iJ2qX+GI='")
         );
+    }
+
+    #[test]
+    fn hosts_are_the_listen_address_loopback_names_and_those_allowed() {
+        let addr = "127.0.0.1:7878".parse().unwrap();
+        let extra = ["box.local", "Proxy:9000", "[fd00::1]", "[fd00::2]:81"].map(String::from);
+        let guard = Guard::new(addr, &extra, "a".repeat(20), "").unwrap();
+        let hosts: Vec<&str> = guard.hosts.iter().map(String::as_str).collect();
+        let expected = [
+            "127.0.0.1:7878",
+            "[::1]:7878",
+            "[fd00::1]:7878",
+            "[fd00::2]:81",
+            "box.local:7878",
+            "localhost:7878",
+            "proxy:9000",
+        ];
+        assert_eq!(hosts, expected);
+        assert!(Guard::new(addr, &[], "short".into(), "").is_err());
+        assert!(Guard::new(addr, &[], "a+b/c=".repeat(4), "").is_err());
+        assert!(Guard::new(addr, &[], fresh_token().unwrap(), "").is_ok());
     }
 
     #[test]

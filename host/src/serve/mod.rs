@@ -28,7 +28,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::error::HostError;
 use crate::table::TableConfig;
 
-pub use guard::{Guard, TOKEN_HEADER, fresh_token};
+use guard::Guard;
+pub use guard::{TOKEN_HEADER, fresh_token};
 pub use upload::{KeyScope, UPLOAD_MAGIC, UploadConfig, upload_router};
 
 /// How much the server gives one client.
@@ -250,8 +251,7 @@ impl State {
     }
 }
 
-/// Serves until `shutdown` resolves. `on_ready` gets the bound address and
-/// the guard (its hosts; the token is the config's).
+/// Serves until `shutdown` resolves. `on_ready` gets the bound address.
 pub async fn serve(
     client: Client,
     config: ServeConfig,
@@ -315,8 +315,12 @@ async fn run(
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 // A failed accept (out of descriptors, a reset) ends one
-                // connection, not the server.
-                Err(_) => continue,
+                // connection, not the server; a pause keeps a lasting
+                // failure from spinning a core.
+                Err(_) => {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
             },
             () = &mut shutdown => break,
         };

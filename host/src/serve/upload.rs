@@ -27,7 +27,7 @@ use axum::routing::post;
 use axum::{Extension, Router};
 use dynaslice_core::plan::{WriteMode, plan_write};
 use dynaslice_core::upload::{
-    UploadError, UploadRules, check_upload_header, upload_chunk_item, verify_upload,
+    UploadError, UploadRules, check_upload_header, restamp, upload_chunk_item, verify_upload,
 };
 use dynaslice_core::{Item, SplitItem};
 use futures::{Stream, StreamExt};
@@ -45,15 +45,11 @@ use crate::table::TableConfig;
 pub const UPLOAD_MAGIC: &[u8; 4] = b"DSU1";
 /// Largest header: a parent of up to 409,600 bytes in base64 JSON, with room.
 const MAX_HEADER_BYTES: usize = 2 << 20;
-/// A version id further than this from the store's time is refused: `gc`
-/// judges chunks by the time in their version id, so a forged time could
-/// expose them early.
-const MAX_VERSION_SKEW_MS: u64 = 10 * 60 * 1000;
 
 /// Which partition keys a caller may write. A backend that mounts
 /// [`upload_router`] inserts one per request (an axum `Extension`) after
-/// authenticating the caller; without one, every key of the allowed tables
-/// may be written.
+/// authenticating the caller; a request without one is refused (500
+/// `KEY_SCOPE_MISSING`): forgetting the scope never opens every key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KeyScope {
     /// Any key.
@@ -97,7 +93,8 @@ impl UploadConfig {
 
 /// The upload endpoint as a router: `POST /?table=NAME` with an
 /// `application/octet-stream` body; at most `max_uploads` at once (503
-/// beyond). Answers the outcome as JSON, or `{ "error": { code, message } }`.
+/// beyond). Each request needs a [`KeyScope`] extension. Answers the
+/// outcome as JSON, or `{ "error": { code, message } }`.
 pub fn upload_router<S: Clone + Send + Sync + 'static>(
     client: Client,
     config: UploadConfig,
@@ -123,7 +120,13 @@ async fn upload(
     scope: Option<Extension<KeyScope>>,
     request: Request,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = scope.map_or(KeyScope::Any, |Extension(s)| s);
+    let Some(Extension(scope)) = scope else {
+        return Err(ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "KEY_SCOPE_MISSING",
+            "the server mounts the upload router without a key scope for this request",
+        ));
+    };
     let config = &uploads.config;
     let limit = config.max_body_bytes();
     let (parts, body) = request.into_parts();
@@ -165,7 +168,7 @@ async fn upload(
     let outcome = commit(&uploads.client, table, config, received).await?;
     Ok(Json(json!({
         "key": item_to_json(&key),
-        "mode": outcome.mode,
+        "mode": outcome.mode.name(),
         "manifest": outcome.manifest.as_ref().map(manifest_to_json),
         "bytesWritten": outcome.bytes_written,
         "writeUnits": outcome.planned_write_units,
@@ -301,7 +304,7 @@ async fn commit(
     received: Received,
 ) -> Result<PutOutcome, ApiError> {
     let Received {
-        parent,
+        mut parent,
         chunks,
         manifest,
     } = received;
@@ -309,7 +312,7 @@ async fn commit(
         max_item_bytes: config.max_item_bytes,
         ..PutOptions::default()
     };
-    let Some(manifest) = manifest else {
+    let Some(mut manifest) = manifest else {
         // Not split: an ordinary item, validated and written by put().
         return Ok(crate::put::put(client, table, &parent, &options, &()).await?);
     };
@@ -317,15 +320,11 @@ async fn commit(
     let item = crate::cpu::heavy(|| verify_upload(&parent, &chunks, &rules)).map_err(refused)?;
     drop(item);
     let sender = options.sender(client);
-    let expect = read_expect(&sender, table, &parent).await?;
-    // The parent read's answer carries the store's time.
-    let now = sender.clock.now_ms()?;
-    if manifest.version.unix_ms().abs_diff(now) > MAX_VERSION_SKEW_MS {
-        return Err(ApiError::bad(
-            "VERSION_STALE",
-            "the upload's version id is not from the last 10 minutes by the store's clock; split it again",
-        ));
-    }
+    let expect = read_expect(&sender, table, &parent, options.max_item_bytes).await?;
+    // Stamped anew in the store's time (the parent read's answer carries
+    // it): the client's clock never decides how old these chunks look to gc.
+    let version = sender.clock.fresh_version()?;
+    let chunks = restamp(&mut parent, &mut manifest, chunks, version, &rules).map_err(refused)?;
     let split = SplitItem {
         parent,
         chunks,
@@ -371,10 +370,9 @@ impl BodyReader {
                 StatusCode::REQUEST_TIMEOUT,
                 "BODY_TIMEOUT",
                 format!(
-                    "the upload body stalled after {} bytes (idle limit {} s, whole body {} s)",
+                    "the upload body stalled or ran out of time after {} bytes (a pause may last {} s)",
                     self.read,
                     self.idle.as_secs(),
-                    (self.deadline - Instant::now()).as_secs()
                 ),
             )),
             Ok(None) => Ok(None),

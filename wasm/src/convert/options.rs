@@ -2,6 +2,7 @@
 //! name of the option; absent ones take documented defaults.
 
 use dynaslice_core::codec::Codec;
+use dynaslice_core::layout;
 use dynaslice_core::{
     CodecChoice, Compression, DEFAULT_MAX_RAW_BYTES, KeySchema, KeyType, Layout, ReassembleOptions,
     SplitOptions, VersionId, WriteMode,
@@ -82,6 +83,9 @@ pub struct TableOptions {
     pub layout: Layout,
     /// Where chunks go.
     pub chunk_table: String,
+    /// The largest stored item planned for (`maxBytes`, default 64 MiB): a
+    /// stored manifest claiming more is refused before any key is built.
+    pub max_raw_bytes: usize,
 }
 
 impl TableOptions {
@@ -92,7 +96,8 @@ impl TableOptions {
         let key = key_schema(&get(options, "key"))?;
         let layout = match text(options, "layout")?.as_deref() {
             None | Some("table") => Layout::ChunkTable {
-                key_name: text(options, "chunkKey")?.unwrap_or_else(|| "pk".into()),
+                key_name: text(options, "chunkKey")?
+                    .unwrap_or_else(|| layout::DEFAULT_CHUNK_KEY_NAME.into()),
             },
             Some("collection") => Layout::ItemCollection,
             Some(_) => return Err(bad("layout", "\"table\" or \"collection\"")),
@@ -100,27 +105,32 @@ impl TableOptions {
         let chunk_table = match &layout {
             Layout::ItemCollection => table.clone(),
             Layout::ChunkTable { .. } => {
-                text(options, "chunkTable")?.unwrap_or_else(|| format!("{table}_chunks"))
+                text(options, "chunkTable")?.unwrap_or_else(|| layout::default_chunk_table(&table))
             }
         };
+        let max_raw_bytes = size(options, "maxBytes", DEFAULT_MAX_RAW_BYTES)?;
         Ok(Self {
             table,
             key,
             layout,
             chunk_table,
+            max_raw_bytes,
         })
     }
 
     /// The plan target.
     pub fn target(&self) -> dynaslice_core::Target<'_> {
-        dynaslice_core::Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
+        dynaslice_core::Target {
+            max_raw_bytes: self.max_raw_bytes as u64,
+            ..dynaslice_core::Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
+        }
     }
 
-    /// Reassembly options, with `maxBytes` from `options`.
-    pub fn reassemble<'a>(&'a self, options: &JsValue) -> Result<ReassembleOptions<'a>, Failure> {
+    /// Reassembly options, within `maxBytes`.
+    pub fn reassemble(&self) -> ReassembleOptions<'_> {
         let mut read = ReassembleOptions::new(&self.key, &self.layout);
-        read.max_raw_bytes = size(options, "maxBytes", DEFAULT_MAX_RAW_BYTES)?;
-        Ok(read)
+        read.max_raw_bytes = self.max_raw_bytes;
+        read
     }
 }
 
@@ -189,10 +199,9 @@ pub fn split_options(table: &TableOptions, options: &JsValue) -> Result<SplitOpt
 /// `mode`: `"auto"` (default), `"atomic"` or `"batch"`.
 pub fn write_mode(options: &JsValue) -> Result<WriteMode, Failure> {
     match text(options, "mode")?.as_deref() {
-        None | Some("auto") => Ok(WriteMode::Auto),
-        Some("atomic") => Ok(WriteMode::Atomic),
-        Some("batch") => Ok(WriteMode::Batch),
-        Some(_) => Err(bad("mode", "\"auto\", \"atomic\" or \"batch\"")),
+        None => Ok(WriteMode::Auto),
+        Some(name) => WriteMode::from_name(name)
+            .ok_or_else(|| bad("mode", "\"auto\", \"atomic\" or \"batch\"")),
     }
 }
 

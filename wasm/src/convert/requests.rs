@@ -153,15 +153,9 @@ pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
         set(&result, "manifest", &manifest);
     }
     let requests = Object::new();
-    let mode = match &plan.steps {
-        WriteSteps::Single(p) => {
-            set(&requests, "putItem", &put(p));
-            "single"
-        }
-        WriteSteps::Atomic(t) => {
-            set(&requests, "transactWriteItems", &transaction(&t.actions));
-            "atomic"
-        }
+    match &plan.steps {
+        WriteSteps::Single(p) => set(&requests, "putItem", &put(p)),
+        WriteSteps::Atomic(t) => set(&requests, "transactWriteItems", &transaction(&t.actions)),
         WriteSteps::Batch {
             chunks,
             commit,
@@ -170,10 +164,9 @@ pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
             set(&requests, "batchWriteItems", &batch_writes(chunks));
             set(&requests, "commit", &put(commit));
             set(&requests, "abort", &batch_writes(abort));
-            "batch"
         }
-    };
-    set(&requests, "mode", &mode.into());
+    }
+    set(&requests, "mode", &plan.steps.kind().name().into());
     set(&requests, "cleanup", &batch_writes(&plan.cleanup));
     set(&result, "requests", &requests);
     set(&result, "writeUnits", &(plan.write_units() as f64).into());

@@ -1,0 +1,226 @@
+//! The format rules core owns for everyone else: reading a stored parent's
+//! manifest against a limit, checking one chunk alone, which chunks hold a
+//! byte range, checking a key, the upload checks, reserved names, and the
+//! names of write modes.
+
+use dynaslice_core::manifest::{
+    CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, RESERVED_ATTRIBUTES,
+};
+use dynaslice_core::plan::{WriteKind, WriteMode};
+use dynaslice_core::upload::{
+    UploadRules, check_upload_header, restamp, upload_chunk_item, verify_upload,
+};
+use dynaslice_core::{
+    AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType, Layout, ReassembleOptions,
+    SplitItem, SplitOptions, Target, VersionId, split_item, verify_chunk,
+};
+
+fn schema() -> KeySchema {
+    KeySchema::partition("pk", KeyType::S)
+}
+
+/// An item with a binary of `len` bytes, split uncompressed into chunk
+/// items of about 100 KB, so that it has several chunks.
+fn split(len: usize) -> (Item, SplitItem) {
+    let mut item = Item::new();
+    item.insert("pk".into(), AttributeValue::S("doc".into()));
+    item.insert(
+        "body".into(),
+        AttributeValue::B((0..len).map(|i| (i * 31 % 251) as u8).collect()),
+    );
+    let mut options = SplitOptions::new(schema(), VersionId::new(1_763_683_200_000, 9));
+    options.compression = CodecChoice::Fixed(Compression::NONE);
+    options.chunk_item_bytes = 100_000;
+    let split = split_item(&item, &options).unwrap();
+    (item, split)
+}
+
+#[test]
+fn a_manifest_over_the_targets_limit_is_refused_before_any_key_is_built() {
+    let (_, split) = split(1_000_000);
+    let layout = Layout::default();
+    let key = schema();
+    let mut target = Target::new("docs", "docs_chunks", &key, &layout);
+    assert!(target.read_manifest(&split.parent).unwrap().is_some());
+    target.max_raw_bytes = 999_999;
+    for error in [
+        target.read_manifest(&split.parent).unwrap_err(),
+        dynaslice_core::plan::plan_read(&split.parent, &target, true).unwrap_err(),
+        dynaslice_core::plan::plan_delete(&split.parent, &target).unwrap_err(),
+    ] {
+        assert_eq!(error.code(), "DECOMPRESS_LIMIT", "{error}");
+        assert!(error.to_string().contains("999999"), "{error}");
+    }
+    // A plain item has no manifest; a damaged one is an error, never None.
+    let mut plain = Item::new();
+    plain.insert("pk".into(), AttributeValue::S("p".into()));
+    assert_eq!(target.read_manifest(&plain).unwrap(), None);
+    let mut damaged = split.parent.clone();
+    damaged.insert(MANIFEST_ATTRIBUTE.into(), AttributeValue::S("?".into()));
+    assert_eq!(
+        target.read_manifest(&damaged).unwrap_err().code(),
+        "MANIFEST_INVALID"
+    );
+}
+
+#[test]
+fn one_chunk_is_checked_alone_and_named_by_its_fault() {
+    let (_, split) = split(1_000_000);
+    let manifest = split.manifest.clone().unwrap();
+    assert!(manifest.chunk_count >= 5, "{}", manifest.chunk_count);
+    let layout = Layout::default();
+    let key = schema();
+    let options = ReassembleOptions::new(&key, &layout);
+    // In any order, chunk 3 is found and its bytes are exactly its share.
+    let mut shuffled = split.chunks.clone();
+    shuffled.reverse();
+    let data = verify_chunk(&split.parent, &manifest, 3, &shuffled, &options).unwrap();
+    assert_eq!(data.len() as u64, manifest.chunk_len(3));
+    assert_eq!(
+        Some(&AttributeValue::B(data.to_vec())),
+        split.chunks[3].get(CHUNK_DATA_ATTRIBUTE)
+    );
+    let code = |chunks: &[Item], seq| {
+        verify_chunk(&split.parent, &manifest, seq, chunks, &options)
+            .unwrap_err()
+            .code()
+    };
+    assert_eq!(code(&split.chunks[..3], 3), "CHUNK_MISSING");
+    assert_eq!(
+        code(&split.chunks, manifest.chunk_count),
+        "CHUNK_OUT_OF_RANGE"
+    );
+    let mut damaged = split.chunks.clone();
+    let Some(AttributeValue::B(bytes)) = damaged[3].get_mut(CHUNK_DATA_ATTRIBUTE) else {
+        panic!("chunk data");
+    };
+    bytes[10] ^= 1;
+    assert_eq!(code(&damaged, 3), "CHUNK_DIGEST_MISMATCH");
+    let Some(AttributeValue::B(bytes)) = damaged[3].get_mut(CHUNK_DATA_ATTRIBUTE) else {
+        panic!("chunk data");
+    };
+    bytes.pop();
+    assert_eq!(code(&damaged, 3), "CHUNK_TRUNCATED");
+    damaged[3].remove(CHUNK_DIGEST_ATTRIBUTE);
+    assert_eq!(code(&damaged, 3), "CHUNK_MALFORMED");
+}
+
+#[test]
+fn the_chunks_holding_a_range_are_exactly_those_its_bytes_fall_in() {
+    let (_, split) = split(1_000_000);
+    let manifest = split.manifest.unwrap();
+    let size = u64::from(manifest.chunk_bytes);
+    let last = manifest.chunk_count - 1;
+    assert_eq!(manifest.chunks_holding(0..1), (0, 0));
+    assert_eq!(manifest.chunks_holding(0..size), (0, 0));
+    assert_eq!(manifest.chunks_holding(0..size + 1), (0, 1));
+    assert_eq!(manifest.chunks_holding(size - 1..size + 1), (0, 1));
+    assert_eq!(manifest.chunks_holding(2 * size..2 * size), (2, 2));
+    assert_eq!(manifest.chunks_holding(0..manifest.stored_len), (0, last));
+    assert_eq!(manifest.chunks_holding(0..u64::MAX), (0, last));
+    assert_eq!(
+        manifest.chunks_holding(u64::MAX - 1..u64::MAX),
+        (last, last)
+    );
+}
+
+#[test]
+fn a_key_is_checked_against_its_schema() {
+    let key = schema().with_sort("sk", KeyType::N);
+    let mut item = Item::new();
+    item.insert("pk".into(), AttributeValue::S("a".into()));
+    item.insert("sk".into(), AttributeValue::N("7".into()));
+    item.insert("other".into(), AttributeValue::Bool(true));
+    let checked = key.check_key(&item).unwrap();
+    assert_eq!(checked.len(), 2);
+    item.insert("sk".into(), AttributeValue::S("7".into()));
+    item.remove("pk");
+    let violations = key.check_key(&item).unwrap_err();
+    assert_eq!(violations.len(), 2, "{violations:?}");
+}
+
+#[test]
+fn an_upload_is_checked_header_first_then_chunk_by_chunk_then_whole() {
+    let (item, split) = split(1_000_000);
+    let manifest = split.manifest.clone().unwrap();
+    let key = schema();
+    let layout = Layout::default();
+    let rules = UploadRules {
+        key: &key,
+        layout: &layout,
+        max_raw_bytes: 2_000_000,
+    };
+    let lengths: Vec<u64> = (0..manifest.chunk_count)
+        .map(|s| manifest.chunk_len(s))
+        .collect();
+    assert_eq!(
+        check_upload_header(&split.parent, &lengths, &rules).unwrap(),
+        Some(manifest.clone())
+    );
+    let code = |lengths: &[u64], rules: &UploadRules<'_>| {
+        check_upload_header(&split.parent, lengths, rules)
+            .unwrap_err()
+            .code()
+    };
+    assert_eq!(code(&lengths[1..], &rules), "CHUNK_COUNT_MISMATCH");
+    let mut lying = lengths.clone();
+    lying[1] += 1;
+    assert_eq!(code(&lying, &rules), "CHUNK_LENGTH_MISMATCH");
+    let small = UploadRules {
+        max_raw_bytes: 1000,
+        ..rules
+    };
+    assert_eq!(code(&lengths, &small), "VIRTUAL_ITEM_TOO_LARGE");
+    let mut planted = split.parent.clone();
+    planted.insert(CHUNK_DIGEST_ATTRIBUTE.into(), AttributeValue::B(vec![0; 8]));
+    assert_eq!(
+        check_upload_header(&planted, &lengths, &rules)
+            .unwrap_err()
+            .code(),
+        "ATTRIBUTE_RESERVED"
+    );
+    // Chunk items made from the bytes alone rebuild the item exactly.
+    let chunks: Vec<Item> = split
+        .chunks
+        .iter()
+        .zip(0u32..)
+        .map(|(chunk, seq)| {
+            let Some(AttributeValue::B(data)) = chunk.get(CHUNK_DATA_ATTRIBUTE) else {
+                panic!("chunk data");
+            };
+            upload_chunk_item(&split.parent, &manifest, seq, data.clone(), &rules).unwrap()
+        })
+        .collect();
+    assert_eq!(chunks, split.chunks);
+    assert_eq!(verify_upload(&split.parent, &chunks, &rules).unwrap(), item);
+    // Stamped anew: same item, new keys and digests; the old chunks no
+    // longer belong to the restamped parent.
+    let (mut parent, mut stamped) = (split.parent.clone(), manifest.clone());
+    let version = VersionId::new(1_800_000_000_000, 5);
+    let restamped = restamp(&mut parent, &mut stamped, chunks.clone(), version, &rules).unwrap();
+    assert_eq!(stamped.version, version);
+    assert_eq!(
+        dynaslice_core::Manifest::from_value(&parent[MANIFEST_ATTRIBUTE]).unwrap(),
+        stamped
+    );
+    assert!(restamped.iter().zip(&chunks).all(|(a, b)| a != b));
+    assert_eq!(verify_upload(&parent, &restamped, &rules).unwrap(), item);
+    assert!(verify_upload(&parent, &chunks, &rules).is_err());
+    let mut swapped = chunks.clone();
+    let first = swapped[0][CHUNK_DATA_ATTRIBUTE].clone();
+    let second = swapped[1][CHUNK_DATA_ATTRIBUTE].clone();
+    swapped[0].insert(CHUNK_DATA_ATTRIBUTE.into(), second);
+    swapped[1].insert(CHUNK_DATA_ATTRIBUTE.into(), first);
+    assert!(verify_upload(&split.parent, &swapped, &rules).is_err());
+}
+
+#[test]
+fn reserved_names_and_mode_names() {
+    assert_eq!(RESERVED_ATTRIBUTES, ["_ds", "_d", "_h"]);
+    for mode in WriteMode::ALL {
+        assert_eq!(WriteMode::from_name(mode.name()), Some(mode));
+    }
+    assert_eq!(WriteMode::from_name("fast"), None);
+    let names = [WriteKind::Single, WriteKind::Atomic, WriteKind::Batch].map(WriteKind::name);
+    assert_eq!(names, ["single", "atomic", "batch"]);
+}
