@@ -5,12 +5,12 @@
 // commits and reads back exactly.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { split } from 'dynaslice';
 import { orderHistory } from '../../www/js/sample.js';
-import { root } from './support/server.mjs';
+import { buildHost, root } from './support/server.mjs';
 import { chunkData, encodeUpload } from './support/upload.mjs';
 
 const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(root, 'target');
@@ -18,11 +18,7 @@ const USERS = { alice: 'alice-token-0123456789', bob: 'bob-token-0123456789' };
 
 /** Builds and starts the example; resolves to its base URL and a stop function. */
 async function startExample() {
-  const built = spawnSync('cargo', ['build', '-p', 'dynaslice-host', '--example', 'mounted_upload'], {
-    cwd: root,
-    stdio: ['ignore', process.stderr, process.stderr],
-  });
-  assert.equal(built.status, 0, 'cargo build --example mounted_upload');
+  buildHost(); // the examples too
   const users = Object.entries(USERS).map(([user, token]) => `${user}:${token}`).join(',');
   const { DYNASLICE_ENDPOINT: _, ...env } = process.env; // the embedded store
   const child = spawn(join(targetDir, 'debug', 'examples', 'mounted_upload'), [], {

@@ -16,13 +16,19 @@ const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGE
 const binary = process.env.DYNASLICE_BIN || join(targetDir, 'debug', 'dynaslice');
 let built = Boolean(process.env.DYNASLICE_BIN);
 
-/** `cargo build -p dynaslice-host` (debug), once per process; its output goes to stderr. */
+/**
+ * The host's binaries (debug), once per process; cargo's output goes to
+ * stderr. `cargo test --workspace --no-run` builds the binary and the
+ * examples with the features `npm test`'s Rust tests already built them
+ * with, so nothing is compiled twice (`cargo build -p` would unify features
+ * differently and rebuild the AWS SDK).
+ */
 export function buildHost() {
   if (built) return;
   const wasm = join(root, 'wasm', 'dist', 'web', 'dynaslice_wasm_bg.wasm');
   if (!existsSync(wasm)) throw new Error(`${wasm} is missing: run npm run build:wasm first`);
-  const result = spawnSync('cargo', ['build', '-p', 'dynaslice-host'], { cwd: root, stdio: ['ignore', process.stderr, process.stderr] });
-  if (result.status !== 0) throw new Error(`cargo build -p dynaslice-host failed (exit ${result.status ?? result.signal})`);
+  const result = spawnSync('cargo', ['test', '--workspace', '--no-run'], { cwd: root, stdio: ['ignore', process.stderr, process.stderr] });
+  if (result.status !== 0) throw new Error(`cargo test --workspace --no-run failed (exit ${result.status ?? result.signal})`);
   built = true;
 }
 
