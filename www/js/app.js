@@ -20,7 +20,7 @@ import { compareStored, previewText } from './readback.js';
 import { takeToken } from './token.js';
 import { fromBase64, itemToWire, uploadBody } from './wire.js';
 
-/** A plan older than this is split again before uploading: the server refuses version ids over 10 minutes old. */
+/** A plan older than this is split again before uploading, so the plan shown is the one sent (the server stamps every upload with its own fresh version). */
 const PLAN_FRESH_MS = 5 * 60 * 1000;
 const PREVIEW_BYTES = 2048;
 
@@ -330,8 +330,8 @@ function keyOf(parent) {
 const startUpload = guarded(async () => {
   if (!state.plan || state.upload) return;
   clearError();
-  // Every write needs a fresh version id (the server refuses reused or old
-  // ones): a plan already sent, or made long ago, is split again.
+  // A plan already sent, or made long ago, is split again: what the page
+  // shows is what goes (the server stamps the version itself).
   if (state.plan.sent || Date.now() - state.plan.createdAt > PLAN_FRESH_MS) makePlan();
   if (!state.plan) return;
   const plan = state.plan;
@@ -364,7 +364,7 @@ const startUpload = guarded(async () => {
   } catch (error) {
     status.textContent = 'Nothing was stored.';
     document.body.dataset.upload = 'failed';
-    if (error?.code === 'VERSION_STALE' || error?.code === 'VERSION_REUSED') makePlan();
+    if (error?.code === 'VERSION_REUSED') makePlan();
     throw error;
   } finally {
     state.upload = null;

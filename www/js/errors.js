@@ -66,7 +66,6 @@ const SENTENCES = {
   NOT_FOUND: 'That item does not exist (it may have been deleted already).',
   TABLE_NOT_FOUND: 'The table does not exist on the server.',
   CONFLICT: 'Another writer changed this item at the same moment; nothing of this upload was kept. Try again.',
-  VERSION_STALE: 'The prepared upload was too old for the server (over 10 minutes). It has been prepared again; press Upload once more.',
   VERSION_REUSED: 'This exact upload was already sent once. It has been prepared again; press Upload once more.',
   DYNAMODB_ERROR: 'The database failed the request ({detail}). Try again in a moment.',
   DYNAMODB_VALIDATION: 'The database refused the request ({detail}).',
