@@ -22,7 +22,13 @@ fn timeouts() -> TimeoutConfig {
 /// A client for a DynamoDB-compatible server at `url` (local servers accept
 /// any credentials; these are fixed placeholders, region `us-east-1`).
 pub fn local_client(url: &str) -> Client {
-    let config = aws_sdk_dynamodb::Config::builder()
+    Client::from_conf(local_config(url).build())
+}
+
+/// The configuration of [`local_client`], for a caller that adds to it
+/// (the embedded store's in-process connector).
+pub(crate) fn local_config(url: &str) -> aws_sdk_dynamodb::config::Builder {
+    aws_sdk_dynamodb::Config::builder()
         .behavior_version(BehaviorVersion::latest())
         .endpoint_url(url)
         .region(Region::new("us-east-1"))
@@ -35,8 +41,6 @@ pub fn local_client(url: &str) -> Client {
         ))
         .retry_config(RetryConfig::disabled())
         .timeout_config(timeouts())
-        .build();
-    Client::from_conf(config)
 }
 
 /// A client for real DynamoDB with the standard AWS credential chain and

@@ -12,10 +12,7 @@
 use std::path::Path;
 use std::time::SystemTime;
 
-use aws_config::BehaviorVersion;
-use aws_config::retry::RetryConfig;
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::config::{Credentials, Region};
 use aws_smithy_runtime_api::client::http::{
     HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpClient,
     SharedHttpConnector,
@@ -68,24 +65,13 @@ impl EmbeddedStore {
     }
 
     /// An SDK client whose requests this store answers in process, with the
-    /// same retry and timeout settings as [`crate::local_client`].
+    /// settings of [`crate::local_client`].
     pub fn client(&self) -> Client {
         let connector = InProcess {
             db: self.db.clone(),
         };
-        let config = aws_sdk_dynamodb::Config::builder()
-            .behavior_version(BehaviorVersion::latest())
-            // Never contacted: the connector answers every request.
-            .endpoint_url("http://embedded.invalid")
-            .region(Region::new("us-east-1"))
-            .credentials_provider(Credentials::new(
-                "dynaslice",
-                "dynaslice",
-                None,
-                None,
-                "dynaslice-embedded",
-            ))
-            .retry_config(RetryConfig::disabled())
+        // The endpoint is never contacted: the connector answers every request.
+        let config = crate::client::local_config("http://embedded.invalid")
             .http_client(SharedHttpClient::new(connector))
             .build();
         Client::from_conf(config)

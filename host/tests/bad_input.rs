@@ -238,24 +238,6 @@ async fn items_over_the_configured_maximum_are_refused() {
     assert_eq!(error.code(), "DECOMPRESS_LIMIT", "{error}");
 }
 
-/// The chunk `seq` of `item` as stored, read directly.
-async fn stored_chunk(client: &Client, table: &TableConfig, item: &Item, seq: usize) -> Item {
-    let inspection = dynaslice_host::inspect(client, table, item, usize::MAX)
-        .await
-        .expect("inspect")
-        .expect("found");
-    let key = inspection.chunks[seq].key.clone();
-    let got = client
-        .get_item()
-        .table_name(&table.chunk_table)
-        .set_key(Some(item_to_sdk(key)))
-        .consistent_read(true)
-        .send()
-        .await
-        .expect("get chunk");
-    item_from_sdk(got.item.expect("chunk exists")).expect("known types")
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn tampered_chunks_and_manifests_are_detected() {
     let client = client();
@@ -270,7 +252,7 @@ async fn tampered_chunks_and_manifests_are_detected() {
         }
 
         // One byte of chunk 1 flipped on the server.
-        let mut chunk = stored_chunk(&client, &table, &victim, 1).await;
+        let mut chunk = common::stored_chunk(&client, &table, &victim, 1).await;
         let Some(AttributeValue::B(data)) = chunk.get_mut("_d") else {
             panic!("chunk data")
         };

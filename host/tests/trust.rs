@@ -112,23 +112,6 @@ async fn planted_manifests_are_refused_before_their_claims_are_built() {
     }
 }
 
-/// A stored split item's chunk 0, as stored.
-async fn chunk_zero(client: &Client, table: &TableConfig, parent: &Item) -> Item {
-    let manifest = Manifest::from_value(&parent[MANIFEST_ATTRIBUTE]).unwrap();
-    let key =
-        dynaslice_core::layout::chunk_key(&table.key, &table.layout, parent, manifest.version, 0)
-            .unwrap();
-    let found = client
-        .get_item()
-        .table_name(&table.chunk_table)
-        .set_key(Some(item_to_sdk(key)))
-        .consistent_read(true)
-        .send()
-        .await
-        .unwrap();
-    dynaslice_host::item_from_sdk(found.item.unwrap()).unwrap()
-}
-
 async fn stored_parent(client: &Client, table: &TableConfig, key: &Item) -> Item {
     dynaslice_host::inspect(client, table, key, usize::MAX)
         .await
@@ -156,7 +139,7 @@ async fn a_frame_header_that_disagrees_with_the_manifest_is_refused() {
     assert!(manifest.chunk_count >= 2, "{} chunks", manifest.chunk_count);
     // Chunk 0's frame header now claims 2^60 raw bytes; its digest is made
     // anew, so only the header check can catch it.
-    let mut chunk = chunk_zero(&client, &table, &parent).await;
+    let mut chunk = common::stored_chunk(&client, &table, &item, 0).await;
     let Some(AttributeValue::B(data)) = chunk.get_mut(CHUNK_DATA_ATTRIBUTE) else {
         panic!("chunk data");
     };

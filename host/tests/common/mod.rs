@@ -232,3 +232,22 @@ pub async fn collect_all_orphans(
     );
     (report, after.referenced)
 }
+
+/// Chunk `seq` of the stored item with `key`, read directly from the chunk
+/// table (as a tampering test needs it).
+pub async fn stored_chunk(client: &Client, table: &TableConfig, key: &Item, seq: usize) -> Item {
+    let inspection = dynaslice_host::inspect(client, table, key, usize::MAX)
+        .await
+        .expect("inspect")
+        .expect("found");
+    let chunk_key = inspection.chunks[seq].key.clone();
+    let got = client
+        .get_item()
+        .table_name(&table.chunk_table)
+        .set_key(Some(dynaslice_host::item_to_sdk(chunk_key)))
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("get chunk");
+    dynaslice_host::item_from_sdk(got.item.expect("chunk exists")).expect("known types")
+}
