@@ -108,10 +108,11 @@ pub fn upload_router<S: Clone + Send + Sync + 'static>(
     Router::new().route("/", post(upload)).with_state(state)
 }
 
-pub(super) struct Uploads {
-    pub client: Client,
-    pub config: UploadConfig,
-    pub permits: Arc<Semaphore>,
+/// The upload endpoint's state: where to write, its rules, its permits.
+struct Uploads {
+    client: Client,
+    config: UploadConfig,
+    permits: Arc<Semaphore>,
 }
 
 async fn upload(
