@@ -130,7 +130,9 @@ pub fn item() -> impl Strategy<Value = Item> {
             let mut item: Item = small;
             item.remove("pk");
             item.remove("sk");
-            item.remove("_ds");
+            for reserved in dynaslice_core::manifest::RESERVED_ATTRIBUTES {
+                item.remove(reserved);
+            }
             item.insert("pk".into(), AttributeValue::S(pk));
             item.insert("sk".into(), AttributeValue::S(sk));
             for (i, (seed, len, kind)) in big.into_iter().enumerate() {
