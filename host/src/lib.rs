@@ -27,6 +27,11 @@
 //! assert_eq!(fetched.unwrap().item, item);
 //! # Ok(()) }
 //! ```
+//!
+//! Cargo features: `embedded` (the in-process store, dynoxide on SQLite),
+//! `serve` (`dynaslice serve` and [`serve::upload_router`]), `cli` (the
+//! binary; both of the others). All on by default; an application that
+//! only stores and reads items takes `default-features = false`.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -34,6 +39,7 @@ mod client;
 mod clock;
 mod cpu;
 mod delete;
+#[cfg(feature = "embedded")]
 mod embedded;
 mod error;
 mod gc;
@@ -47,6 +53,7 @@ mod retry;
 mod scan;
 mod sdk_value;
 mod send;
+#[cfg(feature = "serve")]
 pub mod serve;
 mod stream;
 mod table;
@@ -54,6 +61,7 @@ mod table;
 pub use client::{aws_client, local_client};
 pub use clock::MAX_CLOCK_SKEW_MS;
 pub use delete::{DeleteOutcome, delete};
+#[cfg(feature = "embedded")]
 pub use embedded::EmbeddedStore;
 pub use error::HostError;
 pub use gc::{GcOptions, GcReport, gc};
