@@ -337,3 +337,27 @@ async fn run(
     // does not hold the shutdown past the header timeout's worth of grace.
     let _ = tokio::time::timeout(Duration::from_secs(10), graceful.shutdown()).await;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stores_own_words_never_reach_the_browser() {
+        let leaky = HostError::Dynamo {
+            operation: "PutItem",
+            aws_code: "AccessDeniedException".into(),
+            message: "User: arn:aws:sts::123456789012:assumed-role/app/x is not authorized".into(),
+            attempts: 1,
+        };
+        let api = ApiError::from(leaky);
+        assert_eq!(api.code(), "DYNAMODB_ERROR");
+        assert_eq!(api.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(!api.message.contains("arn:") && !api.message.contains("123456789012"));
+        assert!(api.message.contains("PutItem"), "{}", api.message);
+        // Our own errors keep their sentence.
+        let conflict = ApiError::from(HostError::Conflict { key: "k".into() });
+        assert_eq!(conflict.status(), StatusCode::CONFLICT);
+        assert!(conflict.message.contains("another writer"));
+    }
+}
