@@ -9,9 +9,11 @@ use dynaslice_core::{AttributeValue, Item, Layout, Manifest, item_size};
 
 use crate::error::HostError;
 use crate::get::check_key;
+use crate::json::{item_to_json, manifest_to_json};
 use crate::put::PutOptions;
 use crate::scan::{scan_page, scan_pages};
 use crate::table::TableConfig;
+use serde_json::json;
 
 /// An item as `ls` shows it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +59,28 @@ pub struct Inspection {
     pub read_units: f64,
     /// Write capacity units of writing it again (batch mode).
     pub write_units: u64,
+}
+
+impl Inspection {
+    /// What `inspect` found about the item with `key`, as JSON (the CLI's
+    /// `--json` output and the HTTP API's answer).
+    pub fn to_json(&self, key: &Item) -> serde_json::Value {
+        let chunks: Vec<serde_json::Value> = self
+            .chunks
+            .iter()
+            .map(|c| json!({ "key": item_to_json(&c.key), "dataBytes": c.data_bytes, "itemBytes": c.item_bytes }))
+            .collect();
+        json!({
+            "key": item_to_json(key),
+            "layout": self.layout,
+            "chunkTable": self.chunk_table,
+            "parentBytes": self.parent_bytes,
+            "manifest": self.manifest.as_ref().map(manifest_to_json),
+            "chunks": chunks,
+            "readUnits": self.read_units,
+            "writeUnits": self.write_units,
+        })
+    }
 }
 
 /// True for an item that is a chunk of this table's layout.

@@ -8,7 +8,6 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType, Manifest};
 use serde_json::json;
 
-use crate::inspect::Inspection;
 use serde_json::{Map, Value};
 
 use crate::error::HostError;
@@ -191,24 +190,5 @@ pub fn manifest_to_json(manifest: &Manifest) -> Value {
         "rawBytes": manifest.raw_len,
         "inline": manifest.inline.is_some(),
         "spilled": manifest.spilled,
-    })
-}
-
-/// What `inspect` found about the item with `key`, as JSON.
-pub fn inspection_to_json(key: &Item, found: &Inspection) -> Value {
-    let chunks: Vec<Value> = found
-        .chunks
-        .iter()
-        .map(|c| json!({ "key": item_to_json(&c.key), "dataBytes": c.data_bytes, "itemBytes": c.item_bytes }))
-        .collect();
-    json!({
-        "key": item_to_json(key),
-        "layout": found.layout,
-        "chunkTable": found.chunk_table,
-        "parentBytes": found.parent_bytes,
-        "manifest": found.manifest.as_ref().map(manifest_to_json),
-        "chunks": chunks,
-        "readUnits": found.read_units,
-        "writeUnits": found.write_units,
     })
 }

@@ -9,7 +9,7 @@ use dynaslice_core::{
     split_item,
 };
 use dynaslice_host::json::{
-    inspection_to_json, item_from_json, item_to_json, key_from_args, manifest_to_json, value_text,
+    item_from_json, item_to_json, key_from_args, manifest_to_json, value_text,
 };
 use dynaslice_host::{
     GcOptions, GetOptions, HostError, LayoutKind, PutOptions, TableConfig, create_tables,
@@ -312,7 +312,7 @@ pub async fn inspect(client: &Client, args: &KeyArgs, json: bool) -> Result<Exit
         return not_found(&key, &args.table, json);
     };
     if json {
-        print_json(&inspection_to_json(&key, &found));
+        print_json(&found.to_json(&key));
     } else {
         println!(
             "item {} in {} ({} layout, chunks in {})",

@@ -17,7 +17,7 @@ use super::guard::Guard;
 use super::upload::upload_router;
 use super::{ApiError, State, check_scope};
 use crate::get::GetOptions;
-use crate::json::{inspection_to_json, item_from_json, item_to_json, manifest_to_json};
+use crate::json::{item_from_json, item_to_json, manifest_to_json};
 use crate::put::PutOptions;
 use crate::table::TableConfig;
 
@@ -239,7 +239,7 @@ async fn inspect(Extract(state): Shared, Query(params): Params) -> Result<Json<V
     let found = crate::inspect::inspect(&state.client, table, &key, state.config.max_item_bytes)
         .await?
         .ok_or_else(|| not_found(table, &key))?;
-    Ok(Json(inspection_to_json(&key, &found)))
+    Ok(Json(found.to_json(&key)))
 }
 
 async fn remove(Extract(state): Shared, Query(params): Params) -> Result<Json<Value>, ApiError> {
