@@ -423,7 +423,32 @@ pub(crate) fn chunk_item(
     data: Vec<u8>,
     digest: u64,
 ) -> Result<Item, SplitError> {
-    let mut chunk = chunk_key(&options.key, &options.layout, key, options.version, seq)?;
+    let (schema, layout) = (&options.key, &options.layout);
+    Ok(chunk_item_of(
+        schema,
+        layout,
+        key,
+        options.version,
+        seq,
+        data,
+        digest,
+    )?)
+}
+
+/// Chunk `seq` of version `version` of the item keyed like `key`: its key,
+/// `_h` holding `digest` and `_d` holding `data`. The one place a chunk
+/// item is put together (a split, a streamed split, an upload checked by a
+/// host).
+pub(crate) fn chunk_item_of(
+    schema: &KeySchema,
+    layout: &Layout,
+    key: &Item,
+    version: VersionId,
+    seq: u32,
+    data: Vec<u8>,
+    digest: u64,
+) -> Result<Item, ChunkKeyError> {
+    let mut chunk = chunk_key(schema, layout, key, version, seq)?;
     chunk.insert(
         CHUNK_DIGEST_ATTRIBUTE.into(),
         AttributeValue::B(digest.to_be_bytes().to_vec()),

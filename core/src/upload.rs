@@ -15,14 +15,12 @@ use core::fmt;
 
 use crate::digest::chunk_digest;
 use crate::key::KeySchema;
-use crate::layout::{Layout, chunk_key};
-use crate::manifest::{
-    CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, reserved_attribute,
-};
+use crate::layout::Layout;
+use crate::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, reserved_attribute};
 use crate::plan::{PlanError, Target};
 use crate::reassemble::{ReassembleError, ReassembleOptions, reassemble};
 use crate::size::MAX_ITEM_BYTES;
-use crate::split::SplitError;
+use crate::split::{SplitError, chunk_item_of};
 use crate::validate::{ValidateOptions, ViolationKind, validate_item};
 use crate::value::{AttributeValue, Item};
 
@@ -203,15 +201,10 @@ pub fn upload_chunk_item(
             expected,
         });
     }
-    let mut chunk = chunk_key(rules.key, rules.layout, parent, manifest.version, seq)
-        .map_err(|e| UploadError::Plan(e.into()))?;
     let digest = chunk_digest(&data, &manifest.version.to_text(), seq);
-    chunk.insert(
-        CHUNK_DIGEST_ATTRIBUTE.into(),
-        AttributeValue::B(digest.to_be_bytes().to_vec()),
-    );
-    chunk.insert(CHUNK_DATA_ATTRIBUTE.into(), AttributeValue::B(data));
-    Ok(chunk)
+    let (key, layout, version) = (rules.key, rules.layout, manifest.version);
+    chunk_item_of(key, layout, parent, version, seq, data, digest)
+        .map_err(|e| UploadError::Plan(e.into()))
 }
 
 /// The item an upload holds, rebuilt from its parent and chunk items and
