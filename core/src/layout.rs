@@ -6,6 +6,7 @@
 //! make two chunk keys collide, and every chunk key parses back into its
 //! parent's key, version and position (which is what `gc` needs).
 
+use crate::code::Code;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
@@ -91,12 +92,12 @@ pub enum ChunkKeyError {
 
 impl ChunkKeyError {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::ParentKey { .. } => "PARENT_KEY_INVALID",
-            Self::LayoutUnsupported => "LAYOUT_UNSUPPORTED",
-            Self::TooLarge { .. } => "CHUNK_KEY_TOO_LARGE",
-            Self::Malformed => "CHUNK_KEY_MALFORMED",
+            Self::ParentKey { .. } => Code::ParentKeyInvalid,
+            Self::LayoutUnsupported => Code::LayoutUnsupported,
+            Self::TooLarge { .. } => Code::ChunkKeyTooLarge,
+            Self::Malformed => Code::ChunkKeyMalformed,
         }
     }
 }

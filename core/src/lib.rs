@@ -8,6 +8,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod capacity;
+pub mod code;
 pub mod codec;
 mod cutter;
 pub mod digest;
@@ -28,6 +29,7 @@ mod value;
 pub mod version;
 
 pub use capacity::{ReadConsistency, read_units, write_units};
+pub use code::{Category, Code};
 pub use codec::{Codec, CodecError, Compression};
 pub use encoding::DecodeError;
 pub use key::{KeyAttribute, KeySchema, KeyType};

@@ -2,6 +2,7 @@
 //! map attribute (`_ds`), so any reader can find, check and decode the chunks
 //! without configuration. Specified in `docs/FORMAT.md`, "Manifest".
 
+use crate::code::Code;
 use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -89,12 +90,12 @@ pub enum ManifestError {
 
 impl ManifestError {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
             Self::NotAMap | Self::MissingField { .. } | Self::InvalidField { .. } => {
-                "MANIFEST_INVALID"
+                Code::ManifestInvalid
             }
-            Self::UnsupportedVersion { .. } => "MANIFEST_UNSUPPORTED_VERSION",
+            Self::UnsupportedVersion { .. } => Code::ManifestUnsupportedVersion,
         }
     }
 }

@@ -7,6 +7,7 @@
 //! plus one byte, plus one more when negative (see `docs/FORMAT.md`, "Number
 //! size", for the measured cases where servers disagree).
 
+use crate::code::Code;
 use alloc::string::String;
 use core::fmt;
 
@@ -34,11 +35,11 @@ pub enum NumberError {
 
 impl NumberError {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::Invalid => "NUMBER_INVALID",
-            Self::TooPrecise { .. } => "NUMBER_TOO_PRECISE",
-            Self::OutOfRange => "NUMBER_OUT_OF_RANGE",
+            Self::Invalid => Code::NumberInvalid,
+            Self::TooPrecise { .. } => Code::NumberTooPrecise,
+            Self::OutOfRange => Code::NumberOutOfRange,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Rebuilding an item from its parent and chunks, trusting none of them.
 
+use crate::code::Code;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -132,24 +133,24 @@ pub enum ReassembleError {
 
 impl ReassembleError {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
             Self::Manifest(e) => e.code(),
-            Self::LayoutMismatch { .. } => "LAYOUT_MISMATCH",
-            Self::UnexpectedChunks { .. } => "CHUNKS_UNEXPECTED",
-            Self::ChunkMalformed { .. } => "CHUNK_MALFORMED",
-            Self::ChunkForeignParent { .. } => "CHUNK_FOREIGN_PARENT",
-            Self::ChunkForeignVersion { .. } => "CHUNK_FOREIGN_VERSION",
-            Self::ChunkOutOfRange { .. } => "CHUNK_OUT_OF_RANGE",
-            Self::ChunkDuplicate { .. } => "CHUNK_DUPLICATE",
-            Self::ChunkMissing { .. } => "CHUNK_MISSING",
-            Self::ChunkTruncated { .. } => "CHUNK_TRUNCATED",
-            Self::ChunkOversized { .. } => "CHUNK_OVERSIZED",
-            Self::ChunkDigestMismatch { .. } => "CHUNK_DIGEST_MISMATCH",
-            Self::FrameMismatch => "FRAME_MISMATCH",
+            Self::LayoutMismatch { .. } => Code::LayoutMismatch,
+            Self::UnexpectedChunks { .. } => Code::ChunksUnexpected,
+            Self::ChunkMalformed { .. } => Code::ChunkMalformed,
+            Self::ChunkForeignParent { .. } => Code::ChunkForeignParent,
+            Self::ChunkForeignVersion { .. } => Code::ChunkForeignVersion,
+            Self::ChunkOutOfRange { .. } => Code::ChunkOutOfRange,
+            Self::ChunkDuplicate { .. } => Code::ChunkDuplicate,
+            Self::ChunkMissing { .. } => Code::ChunkMissing,
+            Self::ChunkTruncated { .. } => Code::ChunkTruncated,
+            Self::ChunkOversized { .. } => Code::ChunkOversized,
+            Self::ChunkDigestMismatch { .. } => Code::ChunkDigestMismatch,
+            Self::FrameMismatch => Code::FrameMismatch,
             Self::Codec(e) => e.code(),
             Self::Decode(e) => e.code(),
-            Self::AttributeConflict { .. } => "ATTRIBUTE_CONFLICT",
+            Self::AttributeConflict { .. } => Code::AttributeConflict,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Splitting an item that is too large into a parent and chunks.
 
+use crate::code::Code;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -139,16 +140,18 @@ pub enum SplitError {
 
 impl SplitError {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::Invalid { violations } => violations.first().map_or("ITEM_INVALID", |v| v.code()),
-            Self::ReservedAttribute { .. } => "ATTRIBUTE_RESERVED",
-            Self::TooLarge { .. } => "VIRTUAL_ITEM_TOO_LARGE",
-            Self::ParentTooLarge { .. } => "PARENT_TOO_LARGE",
-            Self::BadOptions { .. } => "OPTIONS_INVALID",
+            Self::Invalid { violations } => violations
+                .first()
+                .map_or(Code::ItemInvalid, Violation::code),
+            Self::ReservedAttribute { .. } => Code::AttributeReserved,
+            Self::TooLarge { .. } => Code::VirtualItemTooLarge,
+            Self::ParentTooLarge { .. } => Code::ParentTooLarge,
+            Self::BadOptions { .. } => Code::OptionsInvalid,
             Self::ChunkKey(e) => e.code(),
             Self::Codec(e) => e.code(),
-            Self::StreamLength { .. } => "STREAM_LENGTH_MISMATCH",
+            Self::StreamLength { .. } => Code::StreamLengthMismatch,
         }
     }
 }

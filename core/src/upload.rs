@@ -9,6 +9,7 @@
 //! chunk keys and digests are made here, and the item must rebuild (every
 //! length, digest and the frame's checksum) within the caller's size limit.
 
+use crate::code::Code;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -78,12 +79,12 @@ pub enum UploadError {
 
 impl UploadError {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::ChunksUnexpected { .. } => "CHUNKS_UNEXPECTED",
-            Self::ChunkCount { .. } => "CHUNK_COUNT_MISMATCH",
-            Self::ChunkLength { .. } => "CHUNK_LENGTH_MISMATCH",
-            Self::TooLarge { .. } => "VIRTUAL_ITEM_TOO_LARGE",
+            Self::ChunksUnexpected { .. } => Code::ChunksUnexpected,
+            Self::ChunkCount { .. } => Code::ChunkCountMismatch,
+            Self::ChunkLength { .. } => Code::ChunkLengthMismatch,
+            Self::TooLarge { .. } => Code::VirtualItemTooLarge,
             Self::Item(e) => e.code(),
             Self::Plan(e) => e.code(),
             Self::Reassemble(e) => e.code(),

@@ -1,6 +1,7 @@
 //! Validation: every DynamoDB rule an item can break, each reported with the
 //! path of the offending value, before anything is sent.
 
+use crate::code::Code;
 use alloc::collections::BTreeSet;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -98,19 +99,19 @@ pub enum ViolationKind {
 
 impl ViolationKind {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::ItemTooLarge { .. } => "ITEM_TOO_LARGE",
+            Self::ItemTooLarge { .. } => Code::ItemTooLarge,
             Self::Number(e) => e.code(),
-            Self::SetEmpty => "SET_EMPTY",
-            Self::SetDuplicate { .. } => "SET_DUPLICATE",
-            Self::NestingTooDeep { .. } => "NESTING_TOO_DEEP",
-            Self::NameEmpty => "NAME_EMPTY",
-            Self::NameTooLong { .. } => "NAME_TOO_LONG",
-            Self::KeyMissing => "KEY_MISSING",
-            Self::KeyWrongType { .. } => "KEY_WRONG_TYPE",
-            Self::KeyEmpty => "KEY_EMPTY",
-            Self::KeyTooLarge { .. } => "KEY_TOO_LARGE",
+            Self::SetEmpty => Code::SetEmpty,
+            Self::SetDuplicate { .. } => Code::SetDuplicate,
+            Self::NestingTooDeep { .. } => Code::NestingTooDeep,
+            Self::NameEmpty => Code::NameEmpty,
+            Self::NameTooLong { .. } => Code::NameTooLong,
+            Self::KeyMissing => Code::KeyMissing,
+            Self::KeyWrongType { .. } => Code::KeyWrongType,
+            Self::KeyEmpty => Code::KeyEmpty,
+            Self::KeyTooLarge { .. } => Code::KeyTooLarge,
         }
     }
 }
@@ -155,7 +156,7 @@ pub struct Violation {
 
 impl Violation {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         self.kind.code()
     }
 }

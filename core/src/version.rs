@@ -6,6 +6,7 @@
 //! `gc` tell an abandoned chunk's age from its key alone. Core has no clock and
 //! no randomness (it is `no_std`): callers supply both.
 
+use crate::code::Code;
 use alloc::string::String;
 use core::fmt;
 
@@ -39,8 +40,8 @@ pub enum VersionIdError {
 
 impl VersionIdError {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
-        "VERSION_ID_INVALID"
+    pub fn code(&self) -> Code {
+        Code::VersionIdInvalid
     }
 }
 

@@ -96,7 +96,10 @@ fn invalid_items_give_their_code_and_path() {
             case["code"].as_str().unwrap(),
             case["path"].as_str().unwrap(),
         );
-        let got: Vec<_> = found.iter().map(|v| (v.code(), v.path.as_str())).collect();
+        let got: Vec<_> = found
+            .iter()
+            .map(|v| (v.code().as_str(), v.path.as_str()))
+            .collect();
         if got != [expected] {
             wrong.push(format!(
                 "{}: expected {expected:?}, got {got:?}",

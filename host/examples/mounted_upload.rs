@@ -90,7 +90,7 @@ async fn read_item(
         // resources (`dynaslice serve` logs it and sends a sentence).
         Err(e) => (
             StatusCode::INTERNAL_SERVER_ERROR,
-            Json(json!({ "error": { "code": e.code() } })),
+            Json(json!({ "error": { "code": e.code().as_str() } })),
         )
             .into_response(),
     }

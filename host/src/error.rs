@@ -2,7 +2,7 @@
 //! lowercase message with the numbers, and never hides what was stored.
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
-use dynaslice_core::{CodecError, PlanError, ReassembleError, SplitError, Violation};
+use dynaslice_core::{Code, CodecError, PlanError, ReassembleError, SplitError, Violation};
 
 /// Why a host operation failed.
 #[derive(Debug, thiserror::Error)]
@@ -89,6 +89,10 @@ pub enum HostError {
     /// Input the caller gave is not usable (bad JSON, bad option).
     #[error("{0}")]
     Input(String),
+    /// An invariant of dynaslice itself failed (a bug): the SDK refused a
+    /// request the host built, or a plan broke its own rules.
+    #[error("internal error: {0}")]
+    Internal(String),
 }
 
 fn join(violations: &[Violation]) -> String {
@@ -98,27 +102,28 @@ fn join(violations: &[Violation]) -> String {
 
 impl HostError {
     /// The stable error code (the core's codes pass through unchanged).
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
             Self::Split(e) => e.code(),
             Self::Plan(e) => e.code(),
             Self::Reassemble(e) => e.code(),
             Self::Codec(e) => e.code(),
-            Self::Key(v) => v.first().map_or("KEY_INVALID", Violation::code),
-            Self::Conflict { .. } => "CONFLICT",
-            Self::TableNotFound { .. } => "TABLE_NOT_FOUND",
-            Self::TableUnsupported { .. } => "TABLE_UNSUPPORTED",
-            Self::ChunksVanished { .. } => "CHUNKS_VANISHED",
+            Self::Key(v) => v.first().map_or(Code::KeyInvalid, Violation::code),
+            Self::Conflict { .. } => Code::Conflict,
+            Self::TableNotFound { .. } => Code::TableNotFound,
+            Self::TableUnsupported { .. } => Code::TableUnsupported,
+            Self::ChunksVanished { .. } => Code::ChunksVanished,
             Self::Dynamo { aws_code, .. } => match aws_code.as_str() {
-                "ResourceNotFoundException" => "TABLE_NOT_FOUND",
-                "ValidationException" => "DYNAMODB_VALIDATION",
-                "DispatchFailure" | "TimeoutError" | "ResponseError" => "CONNECTION_FAILED",
-                _ => "DYNAMODB_ERROR",
+                "ResourceNotFoundException" => Code::TableNotFound,
+                "ValidationException" => Code::DynamodbValidation,
+                "DispatchFailure" | "TimeoutError" | "ResponseError" => Code::ConnectionFailed,
+                _ => Code::DynamodbError,
             },
-            Self::ClockSkew { .. } => "CLOCK_SKEW",
-            Self::Io { .. } => "IO_ERROR",
-            Self::Embedded(_) => "EMBEDDED_STORE",
-            Self::Input(_) => "INPUT_INVALID",
+            Self::ClockSkew { .. } => Code::ClockSkew,
+            Self::Io { .. } => Code::IoError,
+            Self::Embedded(_) => Code::EmbeddedStore,
+            Self::Input(_) => Code::InputInvalid,
+            Self::Internal(_) => Code::Internal,
         }
     }
 

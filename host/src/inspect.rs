@@ -127,8 +127,11 @@ pub async fn list_page(
     let (items, next) = scan_page(&sender, &table.table, &[], Some(limit), start).await?;
     let next = next
         .map(|key| {
-            crate::sdk_value::item_from_sdk(key)
-                .ok_or_else(|| HostError::Input("Scan returned an unknown attribute type".into()))
+            crate::sdk_value::item_from_sdk(key).ok_or_else(|| {
+                HostError::Internal(
+                    "Scan returned an attribute type this build does not know".into(),
+                )
+            })
         })
         .transpose()?;
     Ok(ListPage {

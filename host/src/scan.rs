@@ -73,8 +73,11 @@ pub(crate) async fn scan_page(
         .unwrap_or_default()
         .into_iter()
         .map(|i| {
-            item_from_sdk(i)
-                .ok_or_else(|| HostError::Input("Scan returned an unknown attribute type".into()))
+            item_from_sdk(i).ok_or_else(|| {
+                HostError::Internal(
+                    "Scan returned an attribute type this build does not know".into(),
+                )
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
     let next = output.last_evaluated_key.filter(|key| !key.is_empty());

@@ -103,7 +103,7 @@ fn condition_parts(
 }
 
 fn unknown_type(operation: &str) -> HostError {
-    HostError::Input(format!(
+    HostError::Internal(format!(
         "{operation} returned an attribute type this build does not know"
     ))
 }
@@ -350,7 +350,7 @@ impl Sender<'_> {
             .set_keys(Some(keys))
             .consistent_read(get.consistent)
             .build()
-            .map_err(|e| HostError::Input(e.to_string()))?;
+            .map_err(|e| HostError::Internal(e.to_string()))?;
         let mut pending = HashMap::from([(get.table, request)]);
         let mut found = Vec::new();
         let mut rounds = Rounds::default();
@@ -452,7 +452,7 @@ fn write_request(request: WriteRequest) -> Result<sdk::WriteRequest, HostError> 
                 sdk::PutRequest::builder()
                     .set_item(Some(item_to_sdk(item)))
                     .build()
-                    .map_err(|e| HostError::Input(e.to_string()))?,
+                    .map_err(|e| HostError::Internal(e.to_string()))?,
             )
             .build(),
         WriteRequest::Delete(key) => sdk::WriteRequest::builder()
@@ -460,7 +460,7 @@ fn write_request(request: WriteRequest) -> Result<sdk::WriteRequest, HostError> 
                 sdk::DeleteRequest::builder()
                     .set_key(Some(item_to_sdk(key)))
                     .build()
-                    .map_err(|e| HostError::Input(e.to_string()))?,
+                    .map_err(|e| HostError::Internal(e.to_string()))?,
             )
             .build(),
     };
@@ -468,7 +468,7 @@ fn write_request(request: WriteRequest) -> Result<sdk::WriteRequest, HostError> 
 }
 
 fn transact_item(action: TransactAction) -> Result<sdk::TransactWriteItem, HostError> {
-    let invalid = |e: aws_sdk_dynamodb::error::BuildError| HostError::Input(e.to_string());
+    let invalid = |e: aws_sdk_dynamodb::error::BuildError| HostError::Internal(e.to_string());
     Ok(match action {
         TransactAction::Put(put) => {
             let (expression, names, values) = condition_parts(put.condition);

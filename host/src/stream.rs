@@ -133,7 +133,9 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
     };
     let plan = plan_streamed_commit(&split, &table.target(), &expect)?;
     let WriteSteps::Batch { commit, abort, .. } = plan.steps else {
-        return Err(HostError::Input("a streamed write plans one commit".into()));
+        return Err(HostError::Internal(
+            "a streamed write plans one commit".into(),
+        ));
     };
     commit_batch(&sender, table, &split, commit, abort).await?;
     let cleanup_left = clean_up(&sender, plan.cleanup).await;

@@ -226,7 +226,7 @@ async fn create_table(client: &Client, table: &str, key: &KeySchema) -> Result<(
         .table_name(table)
         .billing_mode(BillingMode::PayPerRequest);
     for (attribute, role) in key.attributes().zip([SdkKeyType::Hash, SdkKeyType::Range]) {
-        let invalid = |e: aws_sdk_dynamodb::error::BuildError| HostError::Input(e.to_string());
+        let invalid = |e: aws_sdk_dynamodb::error::BuildError| HostError::Internal(e.to_string());
         request = request
             .key_schema(
                 KeySchemaElement::builder()

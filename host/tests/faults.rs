@@ -91,7 +91,7 @@ async fn run(
             }
             Err(e) => {
                 assert!(
-                    CLEAR_ERRORS.contains(&e.code()),
+                    CLEAR_ERRORS.contains(&e.code().as_str()),
                     "put {n}: unexpected {e} [{}]",
                     e.code()
                 );
@@ -143,7 +143,7 @@ async fn run(
             },
             Err(e) => {
                 assert!(
-                    CLEAR_ERRORS.contains(&e.code()),
+                    CLEAR_ERRORS.contains(&e.code().as_str()),
                     "get {n}: unexpected {e} [{}]",
                     e.code()
                 );

@@ -2,20 +2,21 @@
 //! the core's stable code, and the message carries the numbers. Violations
 //! found by validation travel in `violations`.
 
+use dynaslice_core::Code;
 use js_sys::{Array, Object, Reflect};
 use wasm_bindgen::JsValue;
 
 /// A failure on its way to JavaScript.
 #[derive(Debug)]
 pub struct Failure {
-    code: &'static str,
+    code: Code,
     message: String,
     violations: Option<Array>,
 }
 
 impl Failure {
     /// A failure with a code and a message.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
@@ -30,7 +31,7 @@ impl Failure {
     }
 
     /// The stable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         self.code
     }
 }
@@ -76,7 +77,7 @@ impl From<Failure> for JsValue {
         let error = js_sys::Error::new(&f.message);
         error.set_name("DynasliceError");
         let object: &Object = error.as_ref();
-        let _ = Reflect::set(object, &"code".into(), &f.code.into());
+        let _ = Reflect::set(object, &"code".into(), &f.code.as_str().into());
         if let Some(v) = f.violations {
             let _ = Reflect::set(object, &"violations".into(), &v);
         }

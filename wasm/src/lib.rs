@@ -9,6 +9,7 @@ mod convert;
 mod error;
 mod splitter;
 
+use dynaslice_core::Code;
 use dynaslice_core::{Expect, MAX_ITEM_BYTES, ValidateOptions, plan};
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -94,7 +95,7 @@ pub(crate) fn expectation(
         (Some("absent"), None) => Ok(Expect::Absent),
         (Some("any"), None) => Ok(Expect::Any),
         _ => Err(Failure::new(
-            "OPTIONS_INVALID",
+            Code::OptionsInvalid,
             "option expect must be \"absent\", \"any\" or the stored parent",
         )),
     }

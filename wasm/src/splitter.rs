@@ -1,6 +1,7 @@
 //! `Splitter`: the streaming splitter as a JavaScript class, for payloads
 //! too large to hold (a `Blob`, a `ReadableStream`, a Node stream).
 
+use dynaslice_core::Code;
 use dynaslice_core::{Compression, Expect, StreamSplit, item_size, plan, write_units};
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
@@ -40,14 +41,14 @@ impl Splitter {
             .as_string()
             .ok_or_else(|| {
                 Failure::new(
-                    "OPTIONS_INVALID",
+                    Code::OptionsInvalid,
                     "option attribute must name the streamed binary attribute",
                 )
             })?;
         let size = convert::size(&options, "size", usize::MAX)?;
         if size == usize::MAX {
             return Err(Failure::new(
-                "OPTIONS_INVALID",
+                Code::OptionsInvalid,
                 "option size must be the payload's exact length",
             )
             .into());
@@ -108,5 +109,5 @@ impl Splitter {
 }
 
 fn finished() -> JsValue {
-    Failure::new("SPLITTER_FINISHED", "this splitter has already finished").into()
+    Failure::new(Code::SplitterFinished, "this splitter has already finished").into()
 }

@@ -1,5 +1,6 @@
 //! Codec errors.
 
+use crate::code::Code;
 use core::fmt;
 
 use super::Codec;
@@ -76,19 +77,19 @@ pub enum CodecError {
 
 impl CodecError {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::Disabled { .. } => "CODEC_DISABLED",
-            Self::CodecUnknown { .. } => "CODEC_UNKNOWN",
-            Self::LevelUnsupported { .. } => "CODEC_LEVEL_UNSUPPORTED",
-            Self::FrameTruncated { .. } => "FRAME_TRUNCATED",
-            Self::FrameBadMagic => "FRAME_BAD_MAGIC",
-            Self::FrameUnsupportedVersion { .. } => "FRAME_UNSUPPORTED_VERSION",
-            Self::TooLarge { .. } => "DECOMPRESS_LIMIT",
-            Self::InputTooLarge { .. } => "CODEC_INPUT_TOO_LARGE",
-            Self::Corrupt { .. } => "CODEC_CORRUPT",
-            Self::LengthMismatch { .. } => "LENGTH_MISMATCH",
-            Self::DigestMismatch { .. } => "DIGEST_MISMATCH",
+            Self::Disabled { .. } => Code::CodecDisabled,
+            Self::CodecUnknown { .. } => Code::CodecUnknown,
+            Self::LevelUnsupported { .. } => Code::CodecLevelUnsupported,
+            Self::FrameTruncated { .. } => Code::FrameTruncated,
+            Self::FrameBadMagic => Code::FrameBadMagic,
+            Self::FrameUnsupportedVersion { .. } => Code::FrameUnsupportedVersion,
+            Self::TooLarge { .. } => Code::DecompressLimit,
+            Self::InputTooLarge { .. } => Code::CodecInputTooLarge,
+            Self::Corrupt { .. } => Code::CodecCorrupt,
+            Self::LengthMismatch { .. } => Code::LengthMismatch,
+            Self::DigestMismatch { .. } => Code::DigestMismatch,
         }
     }
 }

@@ -2,6 +2,7 @@
 //! checked against what remains before anything is allocated, nesting is
 //! bounded, text must be UTF-8, and names may not repeat.
 
+use crate::code::Code;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -71,17 +72,17 @@ pub enum DecodeError {
 
 impl DecodeError {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::BadMagic => "STREAM_BAD_MAGIC",
-            Self::UnsupportedVersion { .. } => "STREAM_UNSUPPORTED_VERSION",
-            Self::Truncated { .. } => "STREAM_TRUNCATED",
-            Self::BadVarint { .. } => "STREAM_BAD_VARINT",
-            Self::UnknownTag { .. } => "STREAM_UNKNOWN_TAG",
-            Self::InvalidUtf8 { .. } => "STREAM_INVALID_UTF8",
-            Self::TooDeep { .. } => "STREAM_TOO_DEEP",
-            Self::DuplicateName { .. } => "STREAM_DUPLICATE_NAME",
-            Self::TrailingBytes { .. } => "STREAM_TRAILING_BYTES",
+            Self::BadMagic => Code::StreamBadMagic,
+            Self::UnsupportedVersion { .. } => Code::StreamUnsupportedVersion,
+            Self::Truncated { .. } => Code::StreamTruncated,
+            Self::BadVarint { .. } => Code::StreamBadVarint,
+            Self::UnknownTag { .. } => Code::StreamUnknownTag,
+            Self::InvalidUtf8 { .. } => Code::StreamInvalidUtf8,
+            Self::TooDeep { .. } => Code::StreamTooDeep,
+            Self::DuplicateName { .. } => Code::StreamDuplicateName,
+            Self::TrailingBytes { .. } => Code::StreamTrailingBytes,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Plan errors.
 
+use crate::code::Code;
 use core::fmt;
 
 use crate::layout::ChunkKeyError;
@@ -41,13 +42,13 @@ pub enum PlanError {
 
 impl PlanError {
     /// The stable error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            Self::AtomicTooLarge { .. } => "ATOMIC_TOO_LARGE",
-            Self::LayoutMismatch { .. } => "LAYOUT_MISMATCH",
-            Self::VersionReused => "VERSION_REUSED",
+            Self::AtomicTooLarge { .. } => Code::AtomicTooLarge,
+            Self::LayoutMismatch { .. } => Code::LayoutMismatch,
+            Self::VersionReused => Code::VersionReused,
             Self::Manifest(e) => e.code(),
-            Self::OverLimit { .. } => "DECOMPRESS_LIMIT",
+            Self::OverLimit { .. } => Code::DecompressLimit,
             Self::ChunkKey(e) => e.code(),
         }
     }

@@ -3,6 +3,7 @@
 use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
+use dynaslice_core::Code;
 use dynaslice_core::plan::{Expect, WriteMode, plan_write};
 use dynaslice_core::{
     AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType, item_size,
@@ -240,7 +241,7 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
 fn not_found(key: &Item, table: &str, json: bool) -> Result<ExitCode, HostError> {
     if json {
         print_json(
-            &json!({ "error": { "code": "NOT_FOUND", "message": format!("no item {} in {table}", key_text(key)) } }),
+            &json!({ "error": { "code": Code::NotFound.as_str(), "message": format!("no item {} in {table}", key_text(key)) } }),
         );
     } else {
         eprintln!(
@@ -438,7 +439,7 @@ pub async fn serve(client: &Client, args: &ServeArgs) -> Result<ExitCode, HostEr
     for name in &args.tables {
         let table = match TableConfig::discover(client, name).await {
             Ok(table) => table,
-            Err(e) if e.code() == "TABLE_NOT_FOUND" => {
+            Err(e) if e.code() == Code::TableNotFound => {
                 let table = TableConfig::new(
                     name,
                     KeySchema::partition("pk", KeyType::S),

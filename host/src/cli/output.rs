@@ -77,7 +77,7 @@ pub fn print_error(error: &HostError, json: bool) {
     if json {
         println!(
             "{}",
-            json!({ "error": { "code": error.code(), "message": error.to_string() } })
+            json!({ "error": { "code": error.code().as_str(), "message": error.to_string() } })
         );
     } else {
         eprintln!("dynaslice: {error} [{}]", error.code());

@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Json, Response};
 use axum::routing::{any, delete, get};
 use axum::{Extension, Router, middleware};
 use base64::Engine as _;
-use dynaslice_core::{AttributeValue, Item};
+use dynaslice_core::{AttributeValue, Code, Item};
 use serde_json::{Value, json};
 use tower_http::services::ServeDir;
 
@@ -55,8 +55,8 @@ async fn unknown() -> ApiError {
 
 fn param<'a>(params: &'a HashMap<String, String>, name: &str) -> Result<&'a str, ApiError> {
     params.get(name).map(String::as_str).ok_or_else(|| {
-        ApiError::bad(
-            "PARAMETER_MISSING",
+        ApiError::new(
+            Code::ParameterMissing,
             format!("query parameter {name} is required"),
         )
     })
@@ -70,7 +70,7 @@ fn target<'s>(
     let table = state.config.table(param(params, "table")?)?;
     let text = param(params, "key")?;
     let json: Value = serde_json::from_str(text)
-        .map_err(|e| ApiError::bad("KEY_INVALID", format!("key is not JSON: {e}")))?;
+        .map_err(|e| ApiError::new(Code::KeyInvalid, format!("key is not JSON: {e}")))?;
     let key = crate::get::check_key(table, &item_from_json(&json)?)?;
     check_scope(&state.config.scope(), table, &key)?;
     Ok((table, key))
@@ -115,8 +115,8 @@ async fn items(Extract(state): Shared, Query(params): Params) -> Result<Json<Val
             .ok()
             .filter(|n| (1..=MAX_PAGE_ITEMS).contains(n))
             .ok_or_else(|| {
-                ApiError::bad(
-                    "PARAMETER_INVALID",
+                ApiError::new(
+                    Code::ParameterInvalid,
                     format!("limit must be a whole number from 1 to {MAX_PAGE_ITEMS}"),
                 )
             })?,
@@ -142,7 +142,7 @@ async fn items(Extract(state): Shared, Query(params): Params) -> Result<Json<Val
 /// The key a `cursor` names: base64url of its DynamoDB JSON, checked as a
 /// key of the table like any key a caller sends.
 fn cursor_key(table: &TableConfig, cursor: &str) -> Result<Item, ApiError> {
-    let invalid = || ApiError::bad("PARAMETER_INVALID", "cursor is not one this server gave");
+    let invalid = || ApiError::new(Code::ParameterInvalid, "cursor is not one this server gave");
     let text = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(cursor)
         .map_err(|_| invalid())?;
@@ -174,8 +174,8 @@ async fn item(Extract(state): Shared, Query(params): Params) -> Result<Response,
         Some(AttributeValue::B(bytes)) => bytes,
         Some(AttributeValue::S(text)) => text.into_bytes(),
         Some(_) => {
-            return Err(ApiError::bad(
-                "ATTRIBUTE_NOT_BLOB",
+            return Err(ApiError::new(
+                Code::AttributeNotBlob,
                 format!("attribute {attribute} is not a string or binary"),
             ));
         }
@@ -194,8 +194,8 @@ async fn preview(Extract(state): Shared, Query(params): Params) -> Result<Respon
     let number = |name: &str, default: u64| {
         params.get(name).map_or(Ok(default), |v| {
             v.parse::<u64>().map_err(|_| {
-                ApiError::bad(
-                    "PARAMETER_INVALID",
+                ApiError::new(
+                    Code::ParameterInvalid,
                     format!("{name} must be a whole number"),
                 )
             })
@@ -204,8 +204,8 @@ async fn preview(Extract(state): Shared, Query(params): Params) -> Result<Respon
     let start = number("start", 0)?;
     let end = number("end", start.saturating_add(4096))?.max(start);
     if end - start > 1 << 20 {
-        return Err(ApiError::bad(
-            "PARAMETER_INVALID",
+        return Err(ApiError::new(
+            Code::ParameterInvalid,
             "a preview is at most 1 MiB",
         ));
     }

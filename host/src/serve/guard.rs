@@ -11,10 +11,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
+use dynaslice_core::Code;
 use sha2::Digest as _;
 
 use super::ApiError;
@@ -80,7 +81,7 @@ impl Guard {
             origins,
             token,
             csp: HeaderValue::from_str(&csp)
-                .map_err(|e| HostError::Input(format!("content security policy: {e}")))?,
+                .map_err(|e| HostError::Internal(format!("content security policy: {e}")))?,
         })
     }
 
@@ -95,8 +96,7 @@ impl Guard {
     fn same_origin(&self, headers: &HeaderMap) -> Result<(), ApiError> {
         let refused = |why: &str| {
             Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "CROSS_ORIGIN_REFUSED",
+                Code::CrossOriginRefused,
                 format!("{why}; the API answers only its own page"),
             ))
         };
@@ -119,15 +119,13 @@ impl Guard {
     fn token_given(&self, headers: &HeaderMap) -> Result<(), ApiError> {
         let Some(given) = headers.get(TOKEN_HEADER) else {
             return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "TOKEN_REQUIRED",
+                Code::TokenRequired,
                 "the API needs this launch's token: open the link dynaslice serve printed",
             ));
         };
         if !constant_time_eq(given.as_bytes(), self.token.as_bytes()) {
             return Err(ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "TOKEN_INVALID",
+                Code::TokenInvalid,
                 "the token is not this launch's: open the link dynaslice serve printed",
             ));
         }
@@ -144,7 +142,7 @@ const MIN_TOKEN_LEN: usize = 16;
 pub fn fresh_token() -> Result<String, HostError> {
     let mut bytes = [0u8; 32];
     getrandom::fill(&mut bytes)
-        .map_err(|e| HostError::Input(format!("no randomness for the token: {e}")))?;
+        .map_err(|e| HostError::Internal(format!("no randomness for the token: {e}")))?;
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 
@@ -188,8 +186,7 @@ pub(super) async fn check(
     let headers = request.headers();
     let mut response = if !guard.host_allowed(headers) {
         ApiError::new(
-            StatusCode::MISDIRECTED_REQUEST,
-            "HOST_NOT_ALLOWED",
+            Code::HostNotAllowed,
             "this server does not answer to that host name",
         )
         .into_response()

@@ -21,7 +21,7 @@ use aws_sdk_dynamodb::Client;
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use dynaslice_core::{AttributeValue, Item};
+use dynaslice_core::{AttributeValue, Code, Item};
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -86,10 +86,11 @@ pub struct ServeConfig {
 
 impl ServeConfig {
     fn table(&self, name: &str) -> Result<&TableConfig, ApiError> {
-        self.tables.get(name).ok_or_else(|| ApiError {
-            status: StatusCode::FORBIDDEN,
-            code: "TABLE_NOT_ALLOWED",
-            message: format!("table {name} is not on this server's allow-list"),
+        self.tables.get(name).ok_or_else(|| {
+            ApiError::new(
+                Code::TableNotAllowed,
+                format!("table {name} is not on this server's allow-list"),
+            )
         })
     }
 
@@ -120,32 +121,43 @@ fn check_scope(scope: &KeyScope, table: &TableConfig, item: &Item) -> Result<(),
     if scope.allows(pk) {
         return Ok(());
     }
-    Err(ApiError {
-        status: StatusCode::FORBIDDEN,
-        code: "KEY_OUT_OF_SCOPE",
-        message: format!(
+    Err(ApiError::new(
+        Code::KeyOutOfScope,
+        format!(
             "partition key {} is outside what this caller may use",
             table.key.partition.name
         ),
-    })
+    ))
 }
 
 /// An API error: a status, a stable code and a sentence.
 #[derive(Debug)]
 pub struct ApiError {
     status: StatusCode,
-    code: &'static str,
+    code: Code,
     message: String,
 }
 
 impl ApiError {
-    /// An error with its status, code and sentence.
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+    /// An error with its code and sentence; the status is the code's
+    /// category's ([`dynaslice_core::Category::http_status`]).
+    pub fn new(code: Code, message: impl Into<String>) -> Self {
+        let status = code
+            .category()
+            .http_status()
+            .and_then(|s| StatusCode::from_u16(s).ok())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         Self {
             status,
             code,
             message: message.into(),
         }
+    }
+
+    /// The same error answered with another status (an upload's damaged
+    /// data is the uploader's fault, not the store's).
+    fn with_status(self, status: StatusCode) -> Self {
+        Self { status, ..self }
     }
 
     /// Its HTTP status.
@@ -154,59 +166,32 @@ impl ApiError {
     }
 
     /// Its stable code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         self.code
     }
 
-    fn bad(code: &'static str, message: impl Into<String>) -> Self {
-        Self {
-            status: StatusCode::BAD_REQUEST,
-            code,
-            message: message.into(),
-        }
-    }
-
     fn too_large(limit: usize) -> Self {
-        Self {
-            status: StatusCode::PAYLOAD_TOO_LARGE,
-            code: "BODY_TOO_LARGE",
-            message: format!("upload body is over this server's limit of {limit} bytes"),
-        }
+        Self::new(
+            Code::BodyTooLarge,
+            format!("upload body is over this server's limit of {limit} bytes"),
+        )
     }
 
     fn busy(what: &str) -> Self {
-        Self {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            code: "SERVER_BUSY",
-            message: format!("too many {what} in flight; try again shortly"),
-        }
+        Self::new(
+            Code::ServerBusy,
+            format!("too many {what} in flight; try again shortly"),
+        )
     }
 
     fn not_found(what: String) -> Self {
-        Self {
-            status: StatusCode::NOT_FOUND,
-            code: "NOT_FOUND",
-            message: what,
-        }
+        Self::new(Code::NotFound, what)
     }
 }
 
 impl From<HostError> for ApiError {
     fn from(error: HostError) -> Self {
         let code = error.code();
-        let status = match code {
-            "CONFLICT" => StatusCode::CONFLICT,
-            "TABLE_NOT_FOUND" => StatusCode::NOT_FOUND,
-            "VIRTUAL_ITEM_TOO_LARGE" | "DECOMPRESS_LIMIT" => StatusCode::PAYLOAD_TOO_LARGE,
-            "CONNECTION_FAILED" => StatusCode::SERVICE_UNAVAILABLE,
-            "DYNAMODB_ERROR"
-            | "DYNAMODB_VALIDATION"
-            | "EMBEDDED_STORE"
-            | "IO_ERROR"
-            | "CHUNKS_VANISHED"
-            | "CLOCK_SKEW" => StatusCode::INTERNAL_SERVER_ERROR,
-            _ => StatusCode::BAD_REQUEST,
-        };
         // What the store said stays in the server's log: its messages can
         // name accounts, roles and resources the browser has no business
         // knowing. The browser gets the code and a sentence.
@@ -221,17 +206,13 @@ impl From<HostError> for ApiError {
             }
             _ => error.to_string(),
         };
-        Self {
-            status,
-            code,
-            message,
-        }
+        Self::new(code, message)
     }
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = json!({ "error": { "code": self.code, "message": self.message } });
+        let body = json!({ "error": { "code": self.code.as_str(), "message": self.message } });
         (self.status, Json(body)).into_response()
     }
 }
@@ -264,7 +245,7 @@ pub async fn serve(
         .map_err(|e| HostError::Input(format!("cannot listen on {listen}: {e}")))?;
     let addr = listener
         .local_addr()
-        .map_err(|e| HostError::Input(e.to_string()))?;
+        .map_err(|e| HostError::Internal(e.to_string()))?;
     let index = config.www.join("index.html");
     let index_html =
         std::fs::read_to_string(&index).map_err(|e| HostError::io(index.display(), e))?;

@@ -29,7 +29,7 @@ use dynaslice_core::plan::{WriteMode, plan_write};
 use dynaslice_core::upload::{
     UploadError, UploadRules, check_upload_header, restamp, upload_chunk_item, verify_upload,
 };
-use dynaslice_core::{Item, SplitItem};
+use dynaslice_core::{Category, Code, Item, SplitItem};
 use futures::{Stream, StreamExt};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
@@ -123,8 +123,7 @@ async fn upload(
 ) -> Result<Json<Value>, ApiError> {
     let Some(Extension(scope)) = scope else {
         return Err(ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "KEY_SCOPE_MISSING",
+            Code::KeyScopeMissing,
             "the server mounts the upload router without a key scope for this request",
         ));
     };
@@ -159,7 +158,7 @@ async fn upload(
         Ok(received) => received,
         Err(e) => {
             // A stalled body is not waited for again.
-            if e.code() != "BODY_TIMEOUT" {
+            if e.code() != Code::BodyTimeout {
                 body.drain().await;
             }
             return Err(e);
@@ -193,18 +192,16 @@ fn admit<'c>(
         .is_some_and(|t| t.trim().eq_ignore_ascii_case("application/octet-stream"))
     {
         return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "CONTENT_TYPE_UNSUPPORTED",
+            Code::ContentTypeUnsupported,
             "an upload is sent as application/octet-stream",
         ));
     }
-    let name = params
-        .get("table")
-        .ok_or_else(|| ApiError::bad("PARAMETER_MISSING", "query parameter table is required"))?;
+    let name = params.get("table").ok_or_else(|| {
+        ApiError::new(Code::ParameterMissing, "query parameter table is required")
+    })?;
     config.tables.get(name).ok_or_else(|| {
         ApiError::new(
-            StatusCode::FORBIDDEN,
-            "TABLE_NOT_ALLOWED",
+            Code::TableNotAllowed,
             format!("table {name} is not on this server's allow-list"),
         )
     })
@@ -217,15 +214,15 @@ struct Received {
     manifest: Option<dynaslice_core::Manifest>,
 }
 
+/// An upload that fails the checks: whatever the code's category, the
+/// uploaded bytes are the uploader's fault (400), or over a limit (413).
 fn refused(e: UploadError) -> ApiError {
-    let status = match e {
-        UploadError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-        UploadError::Reassemble(ref r) if r.code() == "DECOMPRESS_LIMIT" => {
-            StatusCode::PAYLOAD_TOO_LARGE
-        }
-        _ => StatusCode::BAD_REQUEST,
-    };
-    ApiError::new(status, e.code(), e.to_string())
+    let error = ApiError::new(e.code(), e.to_string());
+    if error.code().category() == Category::TooLarge {
+        error
+    } else {
+        error.with_status(StatusCode::BAD_REQUEST)
+    }
 }
 
 /// Reads the header, checks it, then reads exactly the chunk data declared.
@@ -237,15 +234,15 @@ async fn receive(
 ) -> Result<Received, ApiError> {
     let head = body.take(8).await?;
     if head[..4] != UPLOAD_MAGIC[..] {
-        return Err(ApiError::bad(
-            "UPLOAD_MALFORMED",
+        return Err(ApiError::new(
+            Code::UploadMalformed,
             "upload body does not start with DSU1",
         ));
     }
     let header_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
     if header_len > MAX_HEADER_BYTES {
-        return Err(ApiError::bad(
-            "UPLOAD_MALFORMED",
+        return Err(ApiError::new(
+            Code::UploadMalformed,
             format!("upload header is {header_len} bytes, limit {MAX_HEADER_BYTES}"),
         ));
     }
@@ -255,8 +252,8 @@ async fn receive(
         chunks: Vec<u64>,
     }
     let header: Header = serde_json::from_slice(&body.take(header_len).await?).map_err(|e| {
-        ApiError::bad(
-            "UPLOAD_MALFORMED",
+        ApiError::new(
+            Code::UploadMalformed,
             format!("upload header is not {{\"parent\": item, \"chunks\": [lengths]}}: {e}"),
         )
     })?;
@@ -368,8 +365,7 @@ impl BodyReader {
             .min(self.deadline.saturating_duration_since(Instant::now()));
         match tokio::time::timeout(wait, self.stream.next()).await {
             Err(_) => Err(ApiError::new(
-                StatusCode::REQUEST_TIMEOUT,
-                "BODY_TIMEOUT",
+                Code::BodyTimeout,
                 format!(
                     "the upload body stalled or ran out of time after {} bytes (a pause may last {} s)",
                     self.read,
@@ -377,8 +373,8 @@ impl BodyReader {
                 ),
             )),
             Ok(None) => Ok(None),
-            Ok(Some(Err(e))) => Err(ApiError::bad(
-                "BODY_INCOMPLETE",
+            Ok(Some(Err(e))) => Err(ApiError::new(
+                Code::BodyIncomplete,
                 format!("upload body failed: {e}"),
             )),
             Ok(Some(Ok(bytes))) => {
@@ -397,8 +393,8 @@ impl BodyReader {
         while out.len() < n {
             if self.frame.is_empty() {
                 self.frame = self.next_frame().await?.ok_or_else(|| {
-                    ApiError::bad(
-                        "BODY_INCOMPLETE",
+                    ApiError::new(
+                        Code::BodyIncomplete,
                         format!(
                             "upload body ended after {} bytes, more were declared",
                             self.read
@@ -420,8 +416,8 @@ impl BodyReader {
                 Some(frame) => self.frame = frame,
             }
         }
-        Err(ApiError::bad(
-            "BODY_TRAILING",
+        Err(ApiError::new(
+            Code::BodyTrailing,
             "upload body is longer than its header declares",
         ))
     }

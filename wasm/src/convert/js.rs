@@ -1,6 +1,7 @@
 //! Bytes from JavaScript.
 
 use crate::error::Failure;
+use dynaslice_core::Code;
 use wasm_bindgen::{JsCast, JsValue};
 
 /// The bytes of a `Uint8Array` (a Node `Buffer` included) or an
@@ -13,7 +14,7 @@ pub fn bytes(value: &JsValue, what: &str) -> Result<Vec<u8>, Failure> {
         return Ok(js_sys::Uint8Array::new(buffer).to_vec());
     }
     Err(Failure::new(
-        "INPUT_INVALID",
+        Code::InputInvalid,
         format!("{what} must be a Uint8Array or an ArrayBuffer"),
     ))
 }

@@ -1,6 +1,7 @@
 //! Options objects from JavaScript. Unknown values are refused with the
 //! name of the option; absent ones take documented defaults.
 
+use dynaslice_core::Code;
 use dynaslice_core::codec::Codec;
 use dynaslice_core::layout;
 use dynaslice_core::{
@@ -15,7 +16,7 @@ use crate::error::Failure;
 
 fn bad(option: &str, expected: &str) -> Failure {
     Failure::new(
-        "OPTIONS_INVALID",
+        Code::OptionsInvalid,
         format!("option {option} must be {expected}"),
     )
 }
@@ -213,13 +214,13 @@ fn fresh_version() -> Result<VersionId, Failure> {
         .dyn_into::<js_sys::Function>()
         .map_err(|_| {
             Failure::new(
-                "RANDOM_UNAVAILABLE",
+                Code::RandomUnavailable,
                 "crypto.getRandomValues is not available; pass options.version",
             )
         })?;
     get_random
         .call1(&crypto, &random)
-        .map_err(|_| Failure::new("RANDOM_UNAVAILABLE", "crypto.getRandomValues failed"))?;
+        .map_err(|_| Failure::new(Code::RandomUnavailable, "crypto.getRandomValues failed"))?;
     let mut bytes = [0u8; 16];
     random.copy_to(&mut bytes);
     Ok(VersionId::new(

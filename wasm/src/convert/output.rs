@@ -58,7 +58,7 @@ pub fn violations(found: &[Violation]) -> Array {
         .iter()
         .map(|v| {
             let object = Object::new();
-            set(&object, "code", &v.code().into());
+            set(&object, "code", &v.code().as_str().into());
             set(&object, "path", &v.path.as_str().into());
             set(&object, "message", &v.kind.to_string().into());
             JsValue::from(object)

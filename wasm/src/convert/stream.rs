@@ -4,6 +4,7 @@
 //! byte array instead of a call per value. The bytes are decoded with every
 //! rule of the format, as any other untrusted stream.
 
+use dynaslice_core::Code;
 use dynaslice_core::encoding::{decode_attributes_nested, encode_item, stream_item_size};
 use dynaslice_core::{Item, MAX_NESTING_DEPTH};
 use js_sys::Uint8Array;
@@ -34,7 +35,7 @@ pub fn items(streams: &[u8], ends: &[u32]) -> Result<Vec<Item>, Failure> {
         .map(|&end| {
             let end = end as usize;
             let bytes = streams.get(start..end).ok_or_else(|| {
-                Failure::new("INPUT_INVALID", "item streams and their ends disagree")
+                Failure::new(Code::InputInvalid, "item streams and their ends disagree")
             })?;
             start = end;
             item(bytes)
