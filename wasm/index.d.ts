@@ -232,7 +232,8 @@ export interface BatchGetItemInput {
 }
 
 /**
- * The requests that write an item, in the order to send them. Send
+ * The requests that write an item, in the order to send them. Exactly one of
+ * `putItem`, `transactWriteItems` and `commit` is present: send
  * `putItem` or `transactWriteItems`, or every `batchWriteItems` (in any order,
  * retrying `UnprocessedItems`) and then `commit`. If the commit's condition
  * fails and the stored parent is not this write's version, send `abort`.
