@@ -5,7 +5,7 @@
 
 import { decodeItem } from './decode.js';
 import { base64Bytes, DYNAMODB_INPUT, encodeItem, encodeItems, inputOptions, isPlainObject } from './encode.js';
-import { dynasliceError, flag, format } from './error.js';
+import { dynasliceError, flag, format, isDynasliceError } from './error.js';
 import { splitStreamWith } from './stream.js';
 
 /** The stream of the stored parent `options.expect` holds, if it holds one. */
@@ -24,6 +24,16 @@ function manifestOnly(parent, name) {
   if (parent === undefined || parent === null) return {};
   if (!isPlainObject(parent)) return parent;
   return Object.hasOwn(parent, name) ? { [name]: parent[name] } : {};
+}
+
+/** `read()`, where a getter or Proxy trap that throws is INPUT_INVALID, as in encode.js. */
+function reading(read) {
+  try {
+    return read();
+  } catch (error) {
+    if (isDynasliceError(error)) throw error;
+    throw dynasliceError('INPUT_INVALID', `reading the value threw: ${error?.message ?? String(error)}`);
+  }
 }
 
 /** A DynamoDB JSON binary's bytes (the value's own array when it is one); undefined for anything else. */
@@ -94,13 +104,13 @@ export function bind(wasm) {
 
     carriesVersion(parent, version) {
       if (typeof version !== 'string') throw dynasliceError('INPUT_INVALID', `version must be a string, got ${version === null ? 'null' : typeof version}`);
-      const manifest = manifestOnly(parent, constants().manifestAttribute);
+      const manifest = reading(() => manifestOnly(parent, constants().manifestAttribute));
       return wasm.carriesVersion(encodeItem(manifest, DYNAMODB_INPUT), version);
     },
 
     chunkData(chunk) {
       const name = constants().chunkDataAttribute;
-      const data = isPlainObject(chunk) && Object.hasOwn(chunk, name) ? binaryOf(chunk[name]) : undefined;
+      const data = reading(() => (isPlainObject(chunk) && Object.hasOwn(chunk, name) ? binaryOf(chunk[name]) : undefined));
       if (data === undefined) throw dynasliceError('CHUNK_MALFORMED', `item is not a chunk: it has no binary ${name} attribute`);
       return data;
     },

@@ -124,3 +124,23 @@ test('chunkData: anything but a chunk is CHUNK_MALFORMED', () => {
   ];
   for (const item of cases) throwsDynaslice(() => chunkData(item), 'CHUNK_MALFORMED', /not a chunk/);
 });
+
+test('a getter or Proxy that throws while the item is read is INPUT_INVALID', () => {
+  const { parent, chunks } = split(big(1_000_000), table);
+  const throwing = (item, name) =>
+    Object.defineProperty({ ...item }, name, {
+      enumerable: true,
+      get() {
+        throw new Error('no access');
+      },
+    });
+  throwsDynaslice(() => chunkData(throwing(chunks[0], '_d')), 'INPUT_INVALID', /no access/);
+  throwsDynaslice(() => carriesVersion(throwing(parent, '_ds'), VERSION), 'INPUT_INVALID', /no access/);
+  const trap = new Proxy({}, {
+    getPrototypeOf() {
+      throw new Error('trapped');
+    },
+  });
+  throwsDynaslice(() => chunkData(trap), 'INPUT_INVALID', /trapped/);
+  throwsDynaslice(() => carriesVersion(trap, VERSION), 'INPUT_INVALID', /trapped/);
+});
