@@ -232,7 +232,8 @@ export interface BatchGetItemInput {
 }
 
 /**
- * The requests that write an item, in the order to send them. Send
+ * The requests that write an item, in the order to send them. Exactly one of
+ * `putItem`, `transactWriteItems` and `commit` is present: send
  * `putItem` or `transactWriteItems`, or every `batchWriteItems` (in any order,
  * retrying `UnprocessedItems`) and then `commit`. If the commit's condition
  * fails and the stored parent is not this write's version, send `abort`.
@@ -285,6 +286,40 @@ export interface SplitResult {
   requests: WriteRequests;
   /** Write capacity units the requests consume (transactions count double; cleanup not included). */
   writeUnits: number;
+  /**
+   * The same write capacity request by request, in the order they are sent: what each
+   * request writes and costs, for drawing a plan or pacing it against a table's capacity.
+   * `abort` and `cleanup` are not included. The requests' `writeUnits` add up to
+   * {@link SplitResult.writeUnits}, except after {@link Splitter.finish}, whose chunks went
+   * out as `push` returned them: there it holds the commit alone.
+   */
+  capacity: RequestCapacity[];
+}
+
+/**
+ * One request of a write and what it costs, in {@link SplitResult.capacity}. DynamoDB bills
+ * one write capacity unit per started KB (1,024 bytes) of each item, at least one per item,
+ * and twice that inside a transaction.
+ */
+export interface RequestCapacity {
+  /** The DynamoDB operation that sends it. */
+  operation: 'PutItem' | 'TransactWriteItems' | 'BatchWriteItem';
+  /** Billed at the transactional rate (twice the units). */
+  transactional: boolean;
+  /** The items it writes, in the request's order. */
+  items: ItemCapacity[];
+  /** Write capacity units it consumes: the sum of its items'. */
+  writeUnits: number;
+}
+
+/** One item of a {@link RequestCapacity}. */
+export interface ItemCapacity {
+  /** True for a chunk item, false for the parent (or the item itself when it was not split). */
+  chunk: boolean;
+  /** Its exact size in bytes, as {@link itemSize} measures it. */
+  bytes: number;
+  /** Write capacity units it consumes in its request. */
+  writeUnits: number;
 }
 
 /** Options of {@link reassemble} (`maxBytes` refuses larger payloads before decoding). */
@@ -301,6 +336,20 @@ export interface ReadRequests {
   /** BatchGetItem requests for every chunk (retry `UnprocessedKeys`). */
   batchGetItems: BatchGetItemInput[];
   /** Read capacity units they consume. */
+  readUnits: number;
+}
+
+/**
+ * The result of {@link readCapacity}. DynamoDB bills one read capacity unit per started
+ * 4 KB (4,096 bytes) of each item read strongly consistent, at least one per item, and half
+ * that eventually consistent.
+ */
+export interface ReadCapacity {
+  /** The parent's GetItem: strongly consistent, as {@link parentRequest} makes it. */
+  parentReadUnits: number;
+  /** The chunks' BatchGetItems: {@link ReadRequests.readUnits} for the same options. */
+  chunkReadUnits: number;
+  /** The whole read: the parent and every chunk. */
   readUnits: number;
 }
 
@@ -343,6 +392,38 @@ export function readRequests(parent: DynamoItemInput, options: ReadOptions): Rea
 
 /** The requests deleting a stored item: the parent first, then its chunks. */
 export function deleteRequests(parent: DynamoItemInput, options: TableOptions): DeleteRequests;
+
+/**
+ * DynamoDB's item size limit: 409,600 bytes, attribute names included. Larger items are what
+ * {@link split} is for. In browsers it is set by `init()` (or `initSync`), like every export
+ * that needs the module: `undefined` before.
+ */
+export const MAX_ITEM_BYTES: number;
+
+/**
+ * What reading a stored item whole costs: its parent's GetItem, then its chunks' BatchGetItems
+ * (`consistentRead` applies to the chunks; the parent is always read strongly consistent).
+ * `readCapacity(parent, table).readUnits`: one unit for a parent under 4 KB, plus its chunks'.
+ */
+export function readCapacity(parent: DynamoItemInput, options: ReadOptions): ReadCapacity;
+
+/**
+ * True when the stored parent (DynamoDB JSON, as GetItem returned it) is the write of `version`
+ * (a {@link ManifestSummary.version}): the check after a batch write's commit failed its
+ * condition, where a retried commit may have succeeded unseen. False for no item (`undefined`),
+ * an item that was not split, or another version. A manifest that cannot be read throws
+ * `MANIFEST_INVALID` or `MANIFEST_UNSUPPORTED_VERSION` rather than answer: unreadable is not
+ * proof of another version. A `version` that is not a version id throws `VERSION_ID_INVALID`.
+ * Only the parent's manifest is read, however large the parent.
+ */
+export function carriesVersion(parent: DynamoItemInput | undefined, version: string): boolean;
+
+/**
+ * A chunk item's data bytes, e.g. to send chunks as one binary body: the chunk's own
+ * `Uint8Array` when it holds one (not a copy). Throws `CHUNK_MALFORMED` for an item that is
+ * not a chunk. Does not verify the bytes; {@link reassemble} does.
+ */
+export function chunkData(chunk: DynamoItemInput): Uint8Array;
 
 /** Options of {@link Splitter} and {@link splitStream}. */
 export interface StreamOptions extends TableOptions, InputOptions {

@@ -57,9 +57,11 @@ test('npm pack ships exactly the built package, and a clean project can use it',
       const random = new Uint8Array(65536 * 7);
       for (let at = 0; at < random.length; at += 65536) crypto.getRandomValues(random.subarray(at, at + 65536));
       const big = { pk: { S: 'x' }, data: { B: random } };
-      const { parent, chunks } = d.split(big, table);
+      const { parent, chunks, manifest, capacity } = d.split(big, table);
       const back = d.reassemble(parent, chunks, table);
-      console.log(JSON.stringify([d.itemSize(item), chunks.length, back.data.B.length, typeof d.NumberValue, typeof d.splitStream]));`;
+      const stored = chunks.reduce((n, c) => n + d.chunkData(c).length, 0) === manifest.storedBytes;
+      console.log(JSON.stringify([d.itemSize(item), chunks.length, back.data.B.length, typeof d.NumberValue, typeof d.splitStream,
+        d.MAX_ITEM_BYTES, capacity[0].items.length, d.readCapacity(parent, table).chunkReadUnits, d.carriesVersion(parent, manifest.version), stored]));`;
     const esm = node(['--input-type=module'], `import * as d from 'dynaslice';\nconst where = import.meta.resolve('dynaslice');\nif (!where.includes('/app/node_modules/dynaslice/')) throw new Error(where);\n${sizes}`);
     const cjs = node([], `const d = require('dynaslice');\nconst where = require.resolve('dynaslice');\nif (!where.includes('/app/node_modules/dynaslice/')) throw new Error(where);\n${sizes}`);
     const browser = node(['--input-type=module', '--conditions=browser'], `import * as d from 'dynaslice';
@@ -68,7 +70,8 @@ test('npm pack ships exactly the built package, and a clean project can use it',
       if (!where.endsWith('/js/browser.js')) throw new Error(where);
       d.initSync(readFileSync(new URL('../dist/web/dynaslice_wasm_bg.wasm', where)));
       ${sizes}`);
-    const expectedOut = JSON.stringify([SAMPLE_SIZE, 2, 65536 * 7, 'function', 'function']);
+    // Two chunks, of 409,600 and about 49,000 bytes: 100 and 13 read units.
+    const expectedOut = JSON.stringify([SAMPLE_SIZE, 2, 65536 * 7, 'function', 'function', 409_600, 3, 113, true, true]);
     assert.equal(esm, expectedOut, 'ESM');
     assert.equal(cjs, expectedOut, 'CommonJS');
     assert.equal(browser, expectedOut, 'the browser entry, loaded with initSync');

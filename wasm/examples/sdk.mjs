@@ -8,7 +8,7 @@ import {
   PutItemCommand,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
-import { parentRequest, readRequests, reassemble, split } from 'dynaslice';
+import { carriesVersion, parentRequest, readRequests, reassemble, split } from 'dynaslice';
 
 const MAX_ATTEMPTS = 8;
 
@@ -50,10 +50,11 @@ export async function putLarge(client, table, item) {
   const key = Object.fromEntries(table.key.filter(({ name }) => name in item).map(({ name }) => [name, item[name]]));
   const { Item: stored } = await client.send(new GetItemCommand(parentRequest(key, table)));
   const { requests, writeUnits, manifest } = split(item, { ...table, expect: stored ?? 'absent' });
-  if (requests.mode === 'single') await client.send(new PutItemCommand(requests.putItem));
+  // Exactly one of putItem, transactWriteItems or commit (after its batches) is present.
+  if (requests.putItem) await client.send(new PutItemCommand(requests.putItem));
   // The SDK gives TransactWriteItems a ClientRequestToken, so its own retries are idempotent.
-  if (requests.mode === 'atomic') await client.send(new TransactWriteItemsCommand(requests.transactWriteItems));
-  if (requests.mode === 'batch') {
+  if (requests.transactWriteItems) await client.send(new TransactWriteItemsCommand(requests.transactWriteItems));
+  if (requests.commit) {
     await Promise.all(requests.batchWriteItems.map((batch) => writeAll(client, batch)));
     try {
       await client.send(new PutItemCommand(requests.commit)); // the commit point
@@ -62,9 +63,10 @@ export async function putLarge(client, table, item) {
       // The condition failed: either we lost a race, or the SDK retried a commit
       // whose first attempt succeeded (a timeout or reset after the server wrote
       // it). Only in the first case are our chunks unreferenced: check before
-      // deleting them, or a committed item would lose its chunks.
+      // deleting them, or a committed item would lose its chunks. A parent
+      // whose manifest cannot be read throws here: the chunks are left to gc.
       const { Item: now } = await client.send(new GetItemCommand(parentRequest(key, table)));
-      if (now?._ds?.M?.v?.S !== manifest.version) {
+      if (!carriesVersion(now, manifest.version)) {
         await Promise.all(requests.abort.map((batch) => writeAll(client, batch)));
         throw error;
       }

@@ -4,8 +4,8 @@
 // one copy across the boundary, not a call per value.
 
 import { decodeItem } from './decode.js';
-import { DYNAMODB_INPUT, encodeItem, encodeItems, inputOptions } from './encode.js';
-import { dynasliceError, flag, format } from './error.js';
+import { base64Bytes, DYNAMODB_INPUT, encodeItem, encodeItems, inputOptions, isPlainObject } from './encode.js';
+import { dynasliceError, flag, format, isDynasliceError } from './error.js';
 import { splitStreamWith } from './stream.js';
 
 /** The stream of the stored parent `options.expect` holds, if it holds one. */
@@ -15,9 +15,49 @@ function storedParent(options) {
   return encodeItem(expect, DYNAMODB_INPUT);
 }
 
-/** Binds the public API to the module's raw exports. */
+/**
+ * What `carriesVersion` sends into WebAssembly: the parent's manifest
+ * attribute alone (a plain parent may hold 400 KB that need not cross).
+ * Anything but a plain object goes as it is, to be refused as any item is.
+ */
+function manifestOnly(parent, name) {
+  if (parent === undefined || parent === null) return {};
+  if (!isPlainObject(parent)) return parent;
+  return Object.hasOwn(parent, name) ? { [name]: parent[name] } : {};
+}
+
+/** `read()`, where a getter or Proxy trap that throws is INPUT_INVALID, as in encode.js. */
+function reading(read) {
+  try {
+    return read();
+  } catch (error) {
+    if (isDynasliceError(error)) throw error;
+    throw dynasliceError('INPUT_INVALID', `reading the value threw: ${error?.message ?? String(error)}`);
+  }
+}
+
+/** A DynamoDB JSON binary's bytes (the value's own array when it is one); undefined for anything else. */
+function binaryOf(value) {
+  if (!isPlainObject(value) || !Object.hasOwn(value, 'B')) return undefined;
+  const b = value.B;
+  if (b instanceof Uint8Array) return b;
+  if (b instanceof ArrayBuffer) return new Uint8Array(b);
+  if (typeof b === 'string') return base64Bytes(b);
+  return undefined;
+}
+
+/**
+ * Binds the public API to the module's raw exports. `constants()` (not
+ * public) is core's `{ maxItemBytes, manifestAttribute, chunkDataAttribute }`,
+ * read from the module the first time it is needed: the format's names are
+ * core's alone, and in browsers the module is ready only after init().
+ */
 export function bind(wasm) {
+  let known;
+  const constants = () => (known ??= wasm.formatConstants());
   const api = {
+    constants,
+
     itemSize(item, options) {
       return wasm.itemSize(encodeItem(item, inputOptions(options)));
     },
@@ -56,6 +96,23 @@ export function bind(wasm) {
 
     deleteRequests(parent, options) {
       return wasm.deleteRequests(encodeItem(parent, DYNAMODB_INPUT), options);
+    },
+
+    readCapacity(parent, options) {
+      return wasm.readCapacity(encodeItem(parent, DYNAMODB_INPUT), options);
+    },
+
+    carriesVersion(parent, version) {
+      if (typeof version !== 'string') throw dynasliceError('INPUT_INVALID', `version must be a string, got ${version === null ? 'null' : typeof version}`);
+      const manifest = reading(() => manifestOnly(parent, constants().manifestAttribute));
+      return wasm.carriesVersion(encodeItem(manifest, DYNAMODB_INPUT), version);
+    },
+
+    chunkData(chunk) {
+      const name = constants().chunkDataAttribute;
+      const data = reading(() => (isPlainObject(chunk) && Object.hasOwn(chunk, name) ? binaryOf(chunk[name]) : undefined));
+      if (data === undefined) throw dynasliceError('CHUNK_MALFORMED', `item is not a chunk: it has no binary ${name} attribute`);
+      return data;
     },
 
     Splitter: splitterClass(wasm.Splitter),

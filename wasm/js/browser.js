@@ -19,9 +19,23 @@ export const {
   parentRequest,
   readRequests,
   deleteRequests,
+  readCapacity,
+  carriesVersion,
+  chunkData,
   Splitter,
   splitStream,
 } = api;
+
+/**
+ * DynamoDB's item size limit in bytes (409,600), from the core: set once the
+ * module is loaded (by init() or initSync()), undefined before.
+ */
+export let MAX_ITEM_BYTES;
+
+/** Reads the core's constants from the module just loaded. */
+function loaded() {
+  MAX_ITEM_BYTES = api.constants().maxItemBytes;
+}
 
 let ready;
 
@@ -31,7 +45,7 @@ let ready;
  * @param {RequestInfo | URL | Response | BufferSource | WebAssembly.Module} [source]
  */
 export default function init(source) {
-  ready ??= initWasm(source === undefined ? undefined : { module_or_path: source });
+  ready ??= initWasm(source === undefined ? undefined : { module_or_path: source }).then(loaded);
   return ready;
 }
 
@@ -41,4 +55,5 @@ export default function init(source) {
  */
 export function initSync(module) {
   wasm.initSync({ module });
+  loaded();
 }

@@ -302,10 +302,8 @@ class Writer {
     if (value instanceof Uint8Array) return value;
     if (value instanceof ArrayBuffer) return new Uint8Array(value);
     if (!this.options.plain && typeof value === 'string') {
-      if (!BASE64.test(value)) throw this.fail('B is not valid base64');
-      const text = atob(value);
-      const bytes = new Uint8Array(text.length);
-      for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+      const bytes = base64Bytes(value);
+      if (bytes === undefined) throw this.fail('B is not valid base64');
       return bytes;
     }
     throw this.fail(`expected a Uint8Array, got ${describe(value)}`);
@@ -407,8 +405,17 @@ class Writer {
   }
 }
 
+/** The bytes of strict base64 text (padded, no spaces); undefined when it is not base64. */
+export function base64Bytes(value) {
+  if (!BASE64.test(value)) return undefined;
+  const text = atob(value);
+  const bytes = new Uint8Array(text.length);
+  for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  return bytes;
+}
+
 /** True for an object made by `{}` or `Object.create(null)`. */
-function isPlainObject(value) {
+export function isPlainObject(value) {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
   const proto = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;

@@ -16,9 +16,15 @@ export const {
   parentRequest,
   readRequests,
   deleteRequests,
+  readCapacity,
+  carriesVersion,
+  chunkData,
   Splitter,
   splitStream,
 } = api;
+
+/** DynamoDB's item size limit in bytes (409,600), from the core. */
+export const MAX_ITEM_BYTES = api.constants().maxItemBytes;
 
 /**
  * Node loads the module on import; `init()` exists so that code shared with

@@ -53,7 +53,8 @@ core_failures!(
     dynaslice_core::NumberError,
     dynaslice_core::ChunkKeyError,
     dynaslice_core::ManifestError,
-    dynaslice_core::DecodeError
+    dynaslice_core::DecodeError,
+    dynaslice_core::version::VersionIdError
 );
 
 impl From<dynaslice_core::SplitError> for Failure {

@@ -9,8 +9,10 @@ mod convert;
 mod error;
 mod splitter;
 
-use dynaslice_core::Code;
-use dynaslice_core::{Expect, MAX_ITEM_BYTES, ValidateOptions, plan};
+use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE};
+use dynaslice_core::{
+    Code, Expect, MAX_ITEM_BYTES, Manifest, ReadConsistency, ValidateOptions, VersionId, plan,
+};
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -164,4 +166,47 @@ pub fn delete_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
         &convert::batch_writes(&delete.chunks),
     );
     Ok(result.into())
+}
+
+/// The read capacity of reading a stored item: the parent's GetItem
+/// (strongly consistent, as `parentRequest` makes it) and its chunks'
+/// BatchGetItems (as `readRequests` plans them).
+#[wasm_bindgen(js_name = readCapacity)]
+pub fn read_capacity(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
+    let table = TableOptions::from_js(&options)?;
+    let parent = stream::item(parent)?;
+    let consistent = convert::flag(&options, "consistentRead", true)?;
+    let read = plan::plan_read(&parent, &table.target(), consistent).map_err(Failure::from)?;
+    let parent_units =
+        dynaslice_core::read_units(dynaslice_core::item_size(&parent), ReadConsistency::Strong);
+    Ok(convert::read_capacity(parent_units, read.read_units()))
+}
+
+/// Whether the manifest in `manifest` (the stream of an item holding at
+/// most the manifest attribute, taken from a stored parent) is of
+/// `version`. No manifest: false. A manifest that cannot be read is an
+/// error, never a guess.
+#[wasm_bindgen(js_name = carriesVersion)]
+pub fn carries_version(manifest: &[u8], version: &str) -> JsResult<bool> {
+    let version = VersionId::parse(version).map_err(Failure::from)?;
+    let item = stream::item(manifest)?;
+    let Some(value) = item.get(MANIFEST_ATTRIBUTE) else {
+        return Ok(false);
+    };
+    Ok(Manifest::from_value(value).map_err(Failure::from)?.version == version)
+}
+
+/// Core's constants the package's JavaScript needs, read once when the
+/// module is ready: `{ maxItemBytes, manifestAttribute, chunkDataAttribute }`.
+#[wasm_bindgen(js_name = formatConstants)]
+pub fn format_constants() -> JsValue {
+    let constants = Object::new();
+    set(&constants, "maxItemBytes", &(MAX_ITEM_BYTES as f64).into());
+    set(&constants, "manifestAttribute", &MANIFEST_ATTRIBUTE.into());
+    set(
+        &constants,
+        "chunkDataAttribute",
+        &CHUNK_DATA_ATTRIBUTE.into(),
+    );
+    constants.into()
 }

@@ -5,7 +5,7 @@
 //
 // The package is imported by its name: the page's import map points
 // "dynaslice" at /pkg/dynaslice/js/browser.js, as a user's app would.
-import init, { itemSize, validateItem, split, readRequests, NumberValue } from 'dynaslice';
+import init, { itemSize, validateItem, split, readCapacity, readRequests, NumberValue } from 'dynaslice';
 import * as api from './api.js';
 import { CodecComparison } from './codec-view.js';
 import { byId, fill, h } from './dom.js';
@@ -307,9 +307,9 @@ function makePlan() {
     codecChoice,
     parentBytes,
     // A strongly consistent GetItem of the parent, then the chunks' BatchGetItems.
-    readUnits: Math.max(1, Math.ceil(parentBytes / 4096)) + reads.readUnits,
+    readUnits: readCapacity(result.parent, options).readUnits,
     readRequests: reads.batchGetItems.length,
-    groups: requestGroups(result, itemSize),
+    groups: requestGroups(result),
     createdAt: Date.now(),
     ms,
   };

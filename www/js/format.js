@@ -1,9 +1,6 @@
 // Numbers as people read them. Sizes use DynamoDB's units: 1 KB is 1,024
 // bytes, so its item limit of 409,600 bytes is "400 KB".
 
-/** DynamoDB's item size limit, in bytes (attribute names included). */
-export const ITEM_LIMIT = 409_600;
-
 const whole = new Intl.NumberFormat('en-US');
 
 /** `5000567` → `"5,000,567"`. */

@@ -1,8 +1,9 @@
 // The item's exact size against DynamoDB's 400 KB limit, and every rule it
 // breaks, each with its path.
 
+import { MAX_ITEM_BYTES } from 'dynaslice';
 import { byId, fill, h } from './dom.js';
-import { bytes, ITEM_LIMIT, ratio } from './format.js';
+import { bytes, ratio } from './format.js';
 
 /**
  * Places the meter's labels at their `data-at` percentages: the page's
@@ -18,17 +19,17 @@ export function showSize(size) {
   const el = byId('size');
   el.textContent = bytes(size);
   el.dataset.bytes = String(size);
-  const over = size > ITEM_LIMIT;
+  const over = size > MAX_ITEM_BYTES;
   // The limit line sits at a quarter of the meter: 4× the limit fills it.
   const fillEl = byId('meter-fill');
-  fillEl.style.width = `${Math.min(100, (size / (ITEM_LIMIT * 4)) * 100)}%`;
+  fillEl.style.width = `${Math.min(100, (size / (MAX_ITEM_BYTES * 4)) * 100)}%`;
   fillEl.classList.toggle('over', over);
   const text = over
-    ? `${bytes(size - ITEM_LIMIT)} over DynamoDB's 400 KB (409,600-byte) item limit: ${ratio(size / ITEM_LIMIT)} the largest item it accepts.`
-    : `Fits: ${bytes(ITEM_LIMIT - size)} under DynamoDB's 400 KB (409,600-byte) item limit.`;
+    ? `${bytes(size - MAX_ITEM_BYTES)} over DynamoDB's 400 KB (409,600-byte) item limit: ${ratio(size / MAX_ITEM_BYTES)} the largest item it accepts.`
+    : `Fits: ${bytes(MAX_ITEM_BYTES - size)} under DynamoDB's 400 KB (409,600-byte) item limit.`;
   const overEl = byId('over');
   overEl.textContent = text;
-  overEl.dataset.overBytes = String(Math.max(0, size - ITEM_LIMIT));
+  overEl.dataset.overBytes = String(Math.max(0, size - MAX_ITEM_BYTES));
 }
 
 /**

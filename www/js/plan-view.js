@@ -2,49 +2,38 @@
 // each holding its items as blocks whose width is their exact size (a full
 // block is one 400 KB DynamoDB item), and the cost in WCU and RCU.
 
+import { MAX_ITEM_BYTES } from 'dynaslice';
 import { h, fill } from './dom.js';
-import { bytes, count, shortBytes, units, ITEM_LIMIT } from './format.js';
+import { bytes, count, shortBytes, units } from './format.js';
 
 /** Pixels for a full 409,600-byte item. */
 const FULL_BLOCK_PX = 88;
 
-/** DynamoDB bills writes per started KB of each item. */
-function writeUnits(size, transactional) {
-  return Math.max(1, Math.ceil(size / 1024)) * (transactional ? 2 : 1);
-}
-
 /**
- * The requests of a split result, grouped as they will be sent, each item a
- * block `{ kind: 'parent' | 'chunk', bytes }`.
+ * The requests of a split result as they will be sent (the package's
+ * `capacity`), each item a block `{ kind: 'parent' | 'chunk', bytes }`.
  * @param {import('dynaslice').SplitResult} result
- * @param {(item: object) => number} sizeOf the package's `itemSize`
  */
-export function requestGroups(result, sizeOf) {
-  const r = result.requests;
-  const block = (item) => ({ kind: '_d' in item ? 'chunk' : 'parent', bytes: sizeOf(item) });
-  if (r.mode === 'single') {
-    return [{ request: 'PutItem', transactional: false, blocks: [block(r.putItem.Item)] }];
-  }
-  if (r.mode === 'atomic') {
-    const blocks = r.transactWriteItems.TransactItems.map((action) => block(action.Put.Item));
-    return [{ request: 'TransactWriteItems', transactional: true, blocks }];
-  }
-  const batches = (r.batchWriteItems ?? []).map((batch) => ({
-    request: 'BatchWriteItem',
-    transactional: false,
-    blocks: Object.values(batch.RequestItems).flat().map((w) => block(w.PutRequest.Item)),
+export function requestGroups(result) {
+  return result.capacity.map((request) => ({
+    request: request.operation,
+    transactional: request.transactional,
+    wcu: request.writeUnits,
+    blocks: request.items.map((item) => ({ kind: item.chunk ? 'chunk' : 'parent', bytes: item.bytes })),
   }));
-  return [...batches, { request: 'PutItem', transactional: false, commit: true, blocks: [block(r.commit.Item)] }];
 }
 
-const EXPLAIN = {
-  single: 'The item fits in one DynamoDB item as it is: one PutItem writes it.',
-  inline: 'Compressed, the large attributes fit on the parent itself: one PutItem writes it, with no chunks.',
-  atomic:
-    'One TransactWriteItems writes every chunk and the parent together, all or nothing, so no orphan chunk can exist. Transactions cost twice the write units.',
-  batch:
-    'Too large for one transaction (over 100 actions or 4 MB): the chunks go first in BatchWriteItem requests of up to 25 items, then one conditional PutItem of the parent commits the new version. Until that commit, readers see the old item, never a mix.',
-};
+/** Why the write takes the requests it takes, from their shape. */
+function explain(manifest, groups) {
+  if (manifest?.inline) return 'Compressed, the large attributes fit on the parent itself: one PutItem writes it, with no chunks.';
+  if (groups.length > 1) {
+    return 'Too large for one transaction (over 100 actions or 4 MB): the chunks go first in BatchWriteItem requests of up to 25 items, then one conditional PutItem of the parent commits the new version. Until that commit, readers see the old item, never a mix.';
+  }
+  if (groups[0].transactional) {
+    return 'One TransactWriteItems writes every chunk and the parent together, all or nothing, so no orphan chunk can exist. Transactions cost twice the write units.';
+  }
+  return 'The item fits in one DynamoDB item as it is: one PutItem writes it.';
+}
 
 /**
  * Draws `plan` into `container`.
@@ -86,7 +75,7 @@ export function renderPlan(container, plan) {
     'ol',
     { class: 'requests', 'aria-label': 'Requests in the order they are sent' },
     groups.map((group, index) => {
-      const wcu = group.blocks.reduce((sum, b) => sum + writeUnits(b.bytes, group.transactional), 0);
+      const { wcu } = group;
       const chunks = group.blocks.filter((b) => b.kind === 'chunk').length;
       const range = chunks === 1 ? `chunk ${seq}` : `chunks ${seq}–${seq + chunks - 1}`;
       const role = describe(group, index, groups, range, chunks);
@@ -100,7 +89,7 @@ export function renderPlan(container, plan) {
           { class: 'blocks' },
           group.blocks.map((b) => {
             const label = b.kind === 'chunk' ? `chunk ${seq++}` : 'parent';
-            const width = Math.max(6, Math.round((b.bytes / ITEM_LIMIT) * FULL_BLOCK_PX));
+            const width = Math.max(6, Math.round((b.bytes / MAX_ITEM_BYTES) * FULL_BLOCK_PX));
             return h(
               'div',
               {
@@ -115,7 +104,7 @@ export function renderPlan(container, plan) {
             );
           }),
           // A small parent is a sliver: say what it is beside it.
-          parent && (parent.bytes / ITEM_LIMIT) * FULL_BLOCK_PX < 44 ? h('span', { class: 'block-caption muted' }, `parent, ${bytes(parent.bytes)}`) : null,
+          parent && (parent.bytes / MAX_ITEM_BYTES) * FULL_BLOCK_PX < 44 ? h('span', { class: 'block-caption muted' }, `parent, ${bytes(parent.bytes)}`) : null,
         ),
       );
     }),
@@ -127,7 +116,7 @@ export function renderPlan(container, plan) {
   fill(
     container,
     summary,
-    h('p', { class: 'explain' }, EXPLAIN[manifest?.inline ? 'inline' : result.requests.mode]),
+    h('p', { class: 'explain' }, explain(manifest, groups)),
     requests,
     h(
       'p',
@@ -147,7 +136,8 @@ function describe(group, index, groups, range, chunks) {
     const batches = groups.filter((g) => g.request === 'BatchWriteItem').length;
     return `${range} (batch ${index + 1} of ${batches}, ${count(chunks)} items)`;
   }
-  return group.commit ? 'the parent: the commit point' : 'the whole item, in one write';
+  // A PutItem after other requests commits what they wrote.
+  return groups.length > 1 ? 'the parent: the commit point' : 'the whole item, in one write';
 }
 
 function fact(term, value, id) {

@@ -1,6 +1,8 @@
 // What goes over the wire to `dynaslice serve` (docs/API.md) and how what
 // comes back is compared with what was sent.
 
+import { chunkData } from 'dynaslice';
+
 const MAGIC = [0x44, 0x53, 0x55, 0x31]; // "DSU1"
 
 /** Standard base64 of bytes (binaries travel as base64 inside JSON). */
@@ -42,14 +44,14 @@ export function itemToWire(item) {
 
 /**
  * The body of `POST /api/upload`: `DSU1`, the header's length (u32,
- * little-endian), the header JSON, then each chunk's `_d` bytes in sequence
+ * little-endian), the header JSON, then each chunk's data bytes in sequence
  * order. A Blob made of the chunks' own arrays: the browser streams it,
  * and the page never concatenates the payload into one big copy.
  * @param {Record<string, object>} parent the parent exactly as `split` returned it
  * @param {Array<Record<string, object>>} chunks the chunk items, in sequence order
  */
 export function uploadBody(parent, chunks) {
-  const data = chunks.map((chunk) => chunk._d.B);
+  const data = chunks.map(chunkData);
   const header = new TextEncoder().encode(JSON.stringify({ parent: itemToWire(parent), chunks: data.map((d) => d.length) }));
   const head = new Uint8Array(8);
   head.set(MAGIC);

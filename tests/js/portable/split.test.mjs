@@ -91,6 +91,21 @@ test('atomic: chunk Puts and the conditional parent Put in one transaction; unit
   assert.equal(result.writeUnits, 2 * sum([...result.chunks, result.parent]));
 });
 
+test('exactly one of putItem, transactWriteItems and commit is present: a sender needs no mode name', () => {
+  const cases = [
+    [split({ pk: { S: 'a' } }, table), 'single', 'putItem'],
+    [split({ pk: { S: 'doc' }, body: { S: 'quarterly numbers, '.repeat(60_000) } }, table), 'single', 'putItem'],
+    [split(big(1_000_000), table), 'atomic', 'transactWriteItems'],
+    [split(big(1_000_000), { ...table, mode: 'batch' }), 'batch', 'commit'],
+  ];
+  for (const [result, mode, present] of cases) {
+    assert.equal(result.requests.mode, mode);
+    const sent = ['putItem', 'transactWriteItems', 'commit'].filter((name) => result.requests[name] !== undefined);
+    assert.deepEqual(sent, [present], mode);
+    assert.equal(result.requests.batchWriteItems !== undefined, present === 'commit', mode);
+  }
+});
+
 test('every chunk is exactly chunkItemBytes but the last, which is smaller', () => {
   for (const chunkItemBytes of [undefined, 409_600, 100_000, 2048]) {
     const options = chunkItemBytes === undefined ? table : { ...table, chunkItemBytes };

@@ -2,13 +2,17 @@
 // by `tsc --noEmit -p tests/js/types` against the package's index.d.ts. Lines
 // marked @ts-expect-error must stay errors: the types refuse those mistakes.
 import init, {
+  carriesVersion,
+  chunkData,
   compress,
   decompress,
   deleteRequests,
   initSync,
   itemSize,
+  MAX_ITEM_BYTES,
   NumberValue,
   parentRequest,
+  readCapacity,
   readRequests,
   reassemble,
   split,
@@ -22,8 +26,11 @@ import type {
   Codec,
   DynamoItem,
   DynasliceError,
+  ItemCapacity,
   ManifestSummary,
+  ReadCapacity,
   ReadOptions,
+  RequestCapacity,
   SplitOptions,
   SplitResult,
   StreamProgress,
@@ -83,6 +90,17 @@ if (requests.mode === 'batch') {
   console.log(batches.length, requests.commit?.Item, requests.abort?.length);
 }
 const cleanup: BatchWriteItemInput[] = requests.cleanup;
+// Each request as it is sent, what it writes and what it costs; no mode names needed.
+for (const request of again.capacity satisfies RequestCapacity[]) {
+  const chunks: ItemCapacity[] = request.items.filter((item) => item.chunk);
+  const operation: 'PutItem' | 'TransactWriteItems' | 'BatchWriteItem' = request.operation;
+  console.log(operation, request.transactional, request.writeUnits, chunks.map((c) => [c.bytes, c.writeUnits]));
+}
+if (requests.putItem) console.log(requests.putItem.Item);
+if (requests.commit && !carriesVersion(again.parent, again.manifest?.version ?? '')) console.log(requests.abort?.length);
+const notStored: boolean = carriesVersion(undefined, '01HF7YAT00000000000000001A');
+const data: Uint8Array[] = again.chunks.map(chunkData);
+const limit: number = MAX_ITEM_BYTES;
 
 const back = reassemble(result.parent, result.chunks, { ...table, format: 'plain', wrapNumbers: true, maxBytes: 1 << 26 });
 const typedBack = reassemble(result.parent, result.chunks, table);
@@ -91,6 +109,8 @@ const consistent: boolean = getItem.ConsistentRead;
 const readOptions: ReadOptions = { ...table, consistentRead: false };
 const reads = readRequests(result.parent, readOptions);
 const readUnits: number = reads.readUnits;
+const readCost: ReadCapacity = readCapacity(result.parent, readOptions);
+console.log(readCost.parentReadUnits + readCost.chunkReadUnits === readCost.readUnits);
 for (const batch of reads.batchGetItems) console.log(Object.values(batch.RequestItems)[0]?.Keys.length);
 const deletes = deleteRequests(result.parent, table);
 console.log(deletes.deleteItem.Key, deletes.batchWriteItems.length);
@@ -132,5 +152,9 @@ validateItem(typed, { key: [{ name: 'pk', type: 'BOOL' }] });
 new Splitter(typed, { ...table, attribute: 'data', size: 1, codec: 'zstd' });
 // @ts-expect-error modes are auto, atomic and batch
 split(typed, { ...table, mode: 'single' });
+// @ts-expect-error a version id is text
+carriesVersion(result.parent, 1);
+// @ts-expect-error chunkData takes one item, not the list
+chunkData(again.chunks);
 
-console.log(size, plainSize, units, cleanup, back, typedBack, consistent, readUnits, received, ready, finished, streamed, text, value);
+console.log(size, plainSize, units, cleanup, notStored, data, limit, back, typedBack, consistent, readUnits, received, ready, finished, streamed, text, value);

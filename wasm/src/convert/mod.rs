@@ -2,12 +2,14 @@
 //! items as value streams, options, and DynamoDB requests in the shape
 //! `@aws-sdk/client-dynamodb` takes.
 
+mod capacity;
 pub mod js;
 mod options;
 mod output;
 mod requests;
 pub mod stream;
 
+pub use capacity::{read_capacity, write_capacity};
 pub use options::*;
 pub use output::{dynamodb_item, violations};
 pub use requests::*;

@@ -125,7 +125,7 @@ fn single(key: &str, value: JsValue) -> Object {
 
 /// What `split` returns: the parent and chunks (DynamoDB JSON), the
 /// manifest's figures, the requests in the order to send them, and the
-/// write capacity they cost.
+/// write capacity they cost, in all and request by request.
 pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
     let result = Object::new();
     set(&result, "parent", &dynamodb_item(&split.parent));
@@ -170,5 +170,6 @@ pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
     set(&requests, "cleanup", &batch_writes(&plan.cleanup));
     set(&result, "requests", &requests);
     set(&result, "writeUnits", &(plan.write_units() as f64).into());
+    set(&result, "capacity", &super::write_capacity(&plan.steps));
     result.into()
 }
