@@ -129,13 +129,13 @@ test('adversarial uploads are refused with a code, in bounded memory and time', 
     await attack('chunk 1 declared 1 TiB', [head({ parent: good.parent, chunks: huge }), ...data], [400, 'CHUNK_LENGTH_MISMATCH']);
     // A body shorter than its header declares, sent in full: incomplete.
     await attack('body ends before its chunks', [head({ parent: good.parent, chunks: lengths }), ...data.slice(0, -1)], [400, 'BODY_INCOMPLETE']);
-    // Headers at the limit: 2 MiB exactly is read (and the parent refused),
-    // one byte more is refused unread.
+    // Headers at the limit: 2 MiB exactly is read (and the parent, over the
+    // item limit, refused as too large: 413), one byte more is refused unread.
     const padding = (n) => head({ parent: { pk: { S: 'pad' }, p: { S: 'x'.repeat(n) } }, chunks: [] });
     const exact = padding(0);
     const atLimit = padding((2 << 20) - (exact.length - 8));
     assert.equal(atLimit.length - 8, 2 << 20);
-    await attack('header of exactly 2 MiB', [atLimit], [400, 'ITEM_TOO_LARGE']);
+    await attack('header of exactly 2 MiB', [atLimit], [413, 'ITEM_TOO_LARGE']);
     const over = padding((2 << 20) - (exact.length - 8) + 1);
     await attack('header of 2 MiB + 1', [over], [400, 'UPLOAD_MALFORMED']);
     // A declared length over the body limit: refused before reading.

@@ -2,7 +2,9 @@
 // form in which items come out of WebAssembly, so building an object costs
 // JavaScript work only, not a call across the boundary per value. The bytes
 // come from the core's encoder after it has checked the item; the reader
-// still stops at the first malformed byte rather than guess.
+// still holds them to every rule core's decoder holds (shortest varints,
+// lengths within the input, UTF-8, depth, unique names), with the same codes
+// (tests/vectors/stream.json runs through both).
 
 import { NumberValue } from './number-value.js';
 import { atPath, dynasliceError } from './error.js';
@@ -12,6 +14,8 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** Binary values from this size on are returned as views of the stream. */
 const SHARE_BYTES = 64 * 1024;
 const utf8 = new TextDecoder('utf-8', { fatal: true });
+/** Lists and maps around a value, at most (DynamoDB's limit; core's MAX_NESTING_DEPTH). */
+const MAX_DEPTH = 32;
 
 /**
  * A number's text in one spelling per value: sign, digits without leading
@@ -45,6 +49,15 @@ function canonical(text) {
   return a === b ? '0' : `${sign}${t.slice(a, b)}e${exponent}`;
 }
 
+/** UTF-8 text, or STREAM_INVALID_UTF8 naming where its length began. */
+function utf8Text(bytes, at) {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw dynasliceError('STREAM_INVALID_UTF8', `value stream has invalid UTF-8 at byte ${at}`);
+  }
+}
+
 class Reader {
   constructor(bytes, options) {
     this.bytes = bytes;
@@ -54,53 +67,68 @@ class Reader {
     this.path = [];
   }
 
-  malformed() {
-    return dynasliceError('STREAM_TRUNCATED', `value stream ends or breaks at byte ${this.pos}`);
+  truncated() {
+    return dynasliceError('STREAM_TRUNCATED', `value stream truncated at byte ${this.pos}`);
   }
 
   byte() {
-    if (this.pos >= this.bytes.length) throw this.malformed();
+    if (this.pos >= this.bytes.length) throw this.truncated();
     return this.bytes[this.pos++];
   }
 
+  /**
+   * An unsigned LEB128 number in its shortest spelling, of at most 64 bits.
+   * Values past 2^53 lose precision, but only lengths and counts are
+   * varints, and those are refused against the input's length.
+   */
   varint() {
+    const at = this.pos;
     let value = 0;
     let scale = 1;
-    for (;;) {
+    for (let i = 0; i < 10; i++) {
       const b = this.byte();
+      // The tenth byte may only carry the top bit of a u64; a zero final
+      // byte after the first would be a longer spelling.
+      if ((i === 9 && (b & 0x7f) > 1) || (i > 0 && b === 0)) break;
       value += (b & 0x7f) * scale;
       if (b < 0x80) return value;
       scale *= 128;
-      if (scale > 2 ** 49) throw this.malformed();
     }
+    throw dynasliceError('STREAM_BAD_VARINT', `value stream has a bad length at byte ${at}`);
+  }
+
+  /** A length or count: never more than the bytes that remain (every element takes one). */
+  count() {
+    const n = this.varint();
+    if (n > this.bytes.length - this.pos) throw this.truncated();
+    return n;
   }
 
   /** A length, then that many bytes (a view). */
   span() {
-    const len = this.varint();
+    const len = this.count();
     const start = this.pos;
-    if (len > this.bytes.length - start) throw this.malformed();
     this.pos = start + len;
     return this.bytes.subarray(start, this.pos);
   }
 
   text() {
-    const len = this.varint();
+    const at = this.pos;
+    const len = this.count();
     const bytes = this.bytes;
     const start = this.pos;
     const end = start + len;
-    if (len > bytes.length - start) throw this.malformed();
     this.pos = end;
     if (len <= 32) {
       let s = '';
       for (let i = start; i < end; i++) {
         const c = bytes[i];
-        if (c >= 0x80) return utf8.decode(bytes.subarray(start, end));
+        if (c >= 0x80) return utf8Text(bytes.subarray(start, end), at);
         s += String.fromCharCode(c);
       }
       return s;
     }
-    return utf8.decode(bytes.subarray(start, end));
+    return utf8Text(bytes.subarray(start, end), at);
   }
 
   /**
@@ -127,13 +155,16 @@ class Reader {
     return value;
   }
 
-  /** `count` names and values into `object`. */
-  entries(object, count) {
+  /** `count` names and values with `depth` lists and maps around them, into `object`. */
+  entries(object, count, depth) {
     for (let i = 0; i < count; i++) {
       const name = this.text();
       this.path.push(name);
-      const value = this.value();
+      const value = this.value(depth);
       this.path.pop();
+      if (Object.hasOwn(object, name)) {
+        throw dynasliceError('STREAM_DUPLICATE_NAME', `value stream repeats the name ${JSON.stringify(name)}`);
+      }
       if (name === '__proto__') {
         Object.defineProperty(object, name, { value, enumerable: true, writable: true, configurable: true });
       } else {
@@ -144,14 +175,16 @@ class Reader {
   }
 
   members(read) {
-    const count = this.varint();
+    const count = this.count();
     const out = new Array(count);
     for (let i = 0; i < count; i++) out[i] = read();
     return out;
   }
 
-  value() {
+  /** One value with `depth` lists and maps around it. */
+  value(depth) {
     const tag = this.byte();
+    if (depth >= MAX_DEPTH) throw dynasliceError('STREAM_TOO_DEEP', `value stream nests deeper than ${MAX_DEPTH}`);
     const plain = this.plain;
     switch (tag) {
       case S: {
@@ -174,17 +207,17 @@ class Reader {
       case NULL:
         return plain ? null : { NULL: true };
       case L: {
-        const count = this.varint();
+        const count = this.count();
         const list = new Array(count);
         for (let i = 0; i < count; i++) {
           this.path.push(i);
-          list[i] = this.value();
+          list[i] = this.value(depth + 1);
           this.path.pop();
         }
         return plain ? list : { L: list };
       }
       case M: {
-        const map = this.entries({}, this.varint());
+        const map = this.entries({}, this.count(), depth + 1);
         return plain ? map : { M: map };
       }
       case SS: {
@@ -205,11 +238,17 @@ class Reader {
 
   item() {
     const b = this.bytes;
-    if (b.length < STREAM_HEADER.length || STREAM_HEADER.some((byte, i) => b[i] !== byte)) {
-      throw dynasliceError('STREAM_BAD_MAGIC', 'not a version 1 value stream');
+    const magic = STREAM_HEADER.length - 1;
+    if (b.length < magic) throw dynasliceError('STREAM_TRUNCATED', `value stream truncated at byte ${b.length}`);
+    if (STREAM_HEADER.some((byte, i) => i < magic && b[i] !== byte)) {
+      throw dynasliceError('STREAM_BAD_MAGIC', 'value stream does not start with DSV');
     }
-    this.pos = STREAM_HEADER.length;
-    const item = this.entries({}, this.varint());
+    this.pos = magic;
+    const version = this.byte();
+    if (version !== STREAM_HEADER[magic]) {
+      throw dynasliceError('STREAM_UNSUPPORTED_VERSION', `value stream version ${version}, this build reads ${STREAM_HEADER[magic]}`);
+    }
+    const item = this.entries({}, this.count(), 0);
     if (this.pos !== b.length) throw dynasliceError('STREAM_TRAILING_BYTES', `value stream has ${b.length - this.pos} bytes after its end`);
     return item;
   }

@@ -188,23 +188,24 @@ class Writer {
   mapValue(value, depth) {
     this.byte(M);
     if (!(value instanceof Map)) return this.entries(value, depth + 1);
-    // The count goes first: with removeUndefinedValues, the pairs kept are gathered before.
-    const pairs = this.options.removeUndefined ? [...value].filter(([, element]) => element !== undefined) : value;
-    const count = this.options.removeUndefined ? pairs.length : value.size;
-    this.varint(count);
-    let written = 0;
-    for (const [key, element] of pairs) {
-      if (typeof key !== 'string') throw this.fail('a Map must have string keys');
-      this.field(key, element, depth + 1);
-      written += 1;
+    // Gathered first: the count goes before the entries, which are written
+    // in name order, without the undefined ones under removeUndefinedValues.
+    const size = value.size;
+    const pairs = [];
+    for (const pair of value) {
+      if (typeof pair[0] !== 'string') throw this.fail('a Map must have string keys');
+      if (!this.options.removeUndefined || pair[1] !== undefined) pairs.push(pair);
     }
-    if (written !== count) throw this.fail('the Map changed while it was read');
+    if (pairs.length > 1) pairs.sort(([a], [b]) => byUtf8(a, b));
+    this.varint(pairs.length);
+    for (const [key, element] of pairs) this.field(key, element, depth + 1);
+    if (value.size !== size) throw this.fail('the Map changed while it was read');
   }
 
   /** An object's own enumerable properties, each value `depth` lists and maps deep. */
   entries(value, depth) {
     if (!isPlainObject(value)) throw this.fail(`expected an object, got ${describe(value)}`);
-    const keys = Object.keys(value);
+    const keys = sortedNames(Object.keys(value));
     if (!this.options.removeUndefined) {
       this.varint(keys.length);
       for (const key of keys) this.field(key, value[key], depth);
@@ -436,6 +437,42 @@ function describe(value) {
     return `an object (${typeof name === 'string' ? name : 'no prototype'})`;
   }
   return kind === 'undefined' ? 'undefined' : `a ${kind}`;
+}
+
+/** Code units from U+D800 up: where UTF-16 order and UTF-8 byte order can differ. */
+const HIGH_UNITS = /[\ud800-\uffff]/;
+
+/**
+ * UTF-8 byte order of two strings (code point order). UTF-16 code unit order
+ * agrees except between a surrogate (a code point from U+10000) and a unit
+ * from U+E000, so those two ranges swap places before comparing.
+ */
+function byUtf8(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Names in the order writers emit them (docs/FORMAT.md, "Value stream"):
+ * ascending UTF-8 bytes, so an item always gives the same bytes as core's
+ * writer. The native sort is UTF-16 order, which is the same unless a name
+ * holds a unit from U+D800 up.
+ */
+function sortedNames(names) {
+  if (names.length < 2) return names;
+  names.sort();
+  for (const name of names) if (HIGH_UNITS.test(name)) return names.sort(byUtf8);
+  return names;
 }
 
 /**

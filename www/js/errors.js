@@ -76,7 +76,6 @@ const SENTENCES = {
   UPLOAD_CANCELLED: 'The upload was cancelled; nothing was stored.',
   BODY_INCOMPLETE: 'The upload was cut off before it was complete; nothing was stored.',
   BODY_TRAILING: 'The upload had more data than it declared; nothing was stored.',
-  CHUNK_TOO_LARGE: 'A chunk is larger than DynamoDB’s 400 KB item limit ({detail}); nothing was stored.',
   CHUNK_OVERSIZED: 'A chunk is larger than DynamoDB’s 400 KB item limit ({detail}); nothing was stored.',
   CHUNKS_UNEXPECTED: DAMAGED,
   CHUNK_COUNT_MISMATCH: DAMAGED,
