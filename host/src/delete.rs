@@ -23,6 +23,18 @@ pub struct DeleteOutcome {
     pub chunks_left: usize,
 }
 
+impl DeleteOutcome {
+    /// The outcome as JSON, as the CLI (`rm --json`) and the server answer it.
+    pub fn to_json(&self, key: &Item) -> serde_json::Value {
+        serde_json::json!({
+            "key": crate::json::item_to_json(key),
+            "deleted": self.existed,
+            "chunksDeleted": self.chunks_deleted,
+            "chunksLeft": self.chunks_left,
+        })
+    }
+}
+
 /// Deletes the item with `key`. A concurrent overwrite between the read and
 /// the delete makes this a [`HostError::Conflict`], leaving the new version
 /// whole. A stored item larger than `options.max_item_bytes` is refused
@@ -50,7 +62,7 @@ pub async fn delete(
         // someone wrote a new version, which must stay whole.
         if sender.get(parent_get(&target, &key)).await?.is_some() {
             return Err(HostError::Conflict {
-                key: crate::json::item_to_json(&key).to_string(),
+                key: crate::json::key_text(&table.key, &key),
             });
         }
     }

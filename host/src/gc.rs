@@ -22,8 +22,8 @@ use dynaslice_core::plan::{WriteRequest, pack_batch_writes, parent_get};
 use dynaslice_core::{Item, Layout, VersionId};
 
 use crate::error::HostError;
-use crate::put::PutOptions;
 use crate::scan::scan_pages;
+use crate::send::Sender;
 use crate::table::TableConfig;
 
 /// How to collect.
@@ -92,7 +92,7 @@ pub async fn gc(
     table: &TableConfig,
     options: &GcOptions,
 ) -> Result<GcReport, HostError> {
-    let sender = PutOptions::default().sender(client);
+    let sender = Sender::with_defaults(client);
     let mut projection: Vec<&str> = match &table.layout {
         Layout::ChunkTable { key_name } => vec![key_name.as_str()],
         Layout::ItemCollection => table.key.attributes().map(|k| k.name.as_str()).collect(),

@@ -119,7 +119,7 @@ pub async fn get(
             }
             Err(ReassembleError::ChunkMissing { .. }) => {
                 return Err(HostError::ChunksVanished {
-                    key: crate::json::item_to_json(&key).to_string(),
+                    key: crate::json::key_text(&table.key, &key),
                     attempts: parent_reads,
                 });
             }

@@ -10,8 +10,8 @@ use dynaslice_core::{AttributeValue, Item, Layout, Manifest, item_size};
 use crate::error::HostError;
 use crate::get::check_key;
 use crate::json::{item_to_json, manifest_to_json};
-use crate::put::PutOptions;
 use crate::scan::{scan_page, scan_pages};
+use crate::send::Sender;
 use crate::table::TableConfig;
 use serde_json::json;
 
@@ -25,6 +25,17 @@ pub struct StoredItem {
     pub parent_bytes: usize,
     /// Its manifest, when split.
     pub manifest: Option<Manifest>,
+}
+
+impl StoredItem {
+    /// The row as JSON, as the CLI (`ls --json`) and the server list it.
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "key": item_to_json(&self.key),
+            "parentBytes": self.parent_bytes,
+            "manifest": self.manifest.as_ref().map(manifest_to_json),
+        })
+    }
 }
 
 /// One chunk of an inspected item (computed from the manifest, not read).
@@ -92,7 +103,7 @@ fn is_chunk(table: &TableConfig, item: &Item) -> bool {
 
 /// Every item in `table` (chunks excluded), in scan order.
 pub async fn list(client: &Client, table: &TableConfig) -> Result<Vec<StoredItem>, HostError> {
-    let sender = PutOptions::default().sender(client);
+    let sender = Sender::with_defaults(client);
     let mut found = Vec::new();
     scan_pages(&sender, &table.table, &[], |items| {
         found.extend(stored_items(table, items));
@@ -121,7 +132,7 @@ pub async fn list_page(
     limit: u32,
     after: Option<&Item>,
 ) -> Result<ListPage, HostError> {
-    let sender = PutOptions::default().sender(client);
+    let sender = Sender::with_defaults(client);
     let limit = i32::try_from(limit.max(1)).unwrap_or(i32::MAX);
     let start = after.map(|key| crate::sdk_value::item_to_sdk(table.key.key_of(key)));
     let (items, next) = scan_page(&sender, &table.table, &[], Some(limit), start).await?;
@@ -164,7 +175,7 @@ pub async fn inspect(
     max_item_bytes: usize,
 ) -> Result<Option<Inspection>, HostError> {
     let key = check_key(table, key)?;
-    let sender = PutOptions::default().sender(client);
+    let sender = Sender::with_defaults(client);
     let target = table.target_within(max_item_bytes);
     let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
         return Ok(None);

@@ -145,6 +145,20 @@ pub fn value_text(value: &AttributeValue) -> String {
     }
 }
 
+/// A key as text, `name=value` per key attribute in the schema's order
+/// (partition key first), space-separated: the form `-k` arguments take,
+/// used by every message that names an item.
+pub fn key_text(schema: &KeySchema, key: &Item) -> String {
+    schema
+        .attributes()
+        .filter_map(|k| {
+            key.get(&k.name)
+                .map(|v| format!("{}={}", k.name, value_text(v)))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// Builds a key from `name=value` arguments typed by `schema` (numbers as
 /// given, binaries in base64); the value may itself contain `=`.
 pub fn key_from_args(args: &[String], schema: &KeySchema) -> Result<Item, HostError> {

@@ -16,9 +16,10 @@ use dynaslice_core::{
 };
 
 use crate::error::HostError;
+use crate::json::{item_to_json, key_text, manifest_to_json};
 use crate::progress::Progress;
 use crate::retry::RetryPolicy;
-use crate::send::{Sender, Written};
+use crate::send::{DEFAULT_CONCURRENCY, Sender, Written};
 use crate::table::TableConfig;
 
 /// How to write.
@@ -52,7 +53,7 @@ impl Default for PutOptions {
             keep: Vec::new(),
             max_item_bytes: dynaslice_core::DEFAULT_MAX_RAW_BYTES,
             retry: RetryPolicy::default(),
-            concurrency: 4,
+            concurrency: DEFAULT_CONCURRENCY,
             batch_items: 5,
         }
     }
@@ -95,6 +96,24 @@ pub struct PutOutcome {
     pub consumed_write_units: f64,
     /// Read capacity units of the parent reads the protocol made.
     pub consumed_read_units: f64,
+}
+
+impl PutOutcome {
+    /// The outcome as JSON, as the CLI (`put --json`) and the server's
+    /// upload answer it.
+    pub fn to_json(&self, key: &Item) -> serde_json::Value {
+        serde_json::json!({
+            "key": item_to_json(key),
+            "mode": self.mode.name(),
+            "manifest": self.manifest.as_ref().map(manifest_to_json),
+            "replaced": self.replaced.map(|v| v.to_text()),
+            "bytesWritten": self.bytes_written,
+            "writeUnits": self.planned_write_units,
+            "consumedWriteUnits": self.consumed_write_units,
+            "consumedReadUnits": self.consumed_read_units,
+            "cleanupLeft": self.cleanup_left,
+        })
+    }
 }
 
 /// A fresh version id by this machine's clock, and 80 random bits. Writes
@@ -157,18 +176,6 @@ pub(crate) fn replaced(expect: &Expect) -> Option<VersionId> {
     }
 }
 
-fn key_text(table: &TableConfig, item: &Item) -> String {
-    table
-        .key
-        .attributes()
-        .filter_map(|k| {
-            item.get(&k.name)
-                .map(|v| format!("{}={}", k.name, crate::json::value_text(v)))
-        })
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
 /// Runs a planned write.
 pub(crate) async fn execute(
     sender: &Sender<'_>,
@@ -189,7 +196,7 @@ pub(crate) async fn execute(
                 && !committed(sender, table, split).await?
             {
                 return Err(HostError::Conflict {
-                    key: key_text(table, &split.parent),
+                    key: key_text(&table.key, &split.parent),
                 });
             }
             WriteKind::Single
@@ -203,7 +210,7 @@ pub(crate) async fn execute(
                 && !committed(sender, table, split).await?
             {
                 return Err(HostError::Conflict {
-                    key: key_text(table, &split.parent),
+                    key: key_text(&table.key, &split.parent),
                 });
             }
             WriteKind::Atomic
@@ -262,7 +269,7 @@ pub(crate) async fn commit_batch(
             }
             let _ = sender.batch_writes(abort, &()).await;
             Err(HostError::Conflict {
-                key: key_text(table, &split.parent),
+                key: key_text(&table.key, &split.parent),
             })
         }
         Err(e) => match committed(sender, table, split).await {

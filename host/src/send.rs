@@ -63,7 +63,16 @@ impl Consumed {
     }
 }
 
+/// Requests in flight at once when the caller does not say.
+pub const DEFAULT_CONCURRENCY: usize = 4;
+
 impl<'a> Sender<'a> {
+    /// A sender with the default retry policy and concurrency, for
+    /// operations that take no write options (inspect, gc).
+    pub fn with_defaults(client: &'a Client) -> Self {
+        Self::new(client, RetryPolicy::default(), DEFAULT_CONCURRENCY)
+    }
+
     /// A sender with its own capacity count.
     pub fn new(client: &'a Client, retry: RetryPolicy, concurrency: usize) -> Self {
         Self {

@@ -10,7 +10,7 @@ use dynaslice_core::{
     split_item,
 };
 use dynaslice_host::json::{
-    item_from_json, item_to_json, key_from_args, manifest_to_json, value_text,
+    item_from_json, item_to_json, key_from_args, key_text, manifest_to_json,
 };
 use dynaslice_host::{
     GcOptions, GetOptions, HostError, LayoutKind, PutOptions, TableConfig, create_tables,
@@ -69,13 +69,6 @@ fn json_item(text: &str, key: &Item) -> Result<Item, HostError> {
     Ok(item)
 }
 
-fn key_text(key: &Item) -> String {
-    key.iter()
-        .map(|(k, v)| format!("{k}={}", value_text(v)))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 pub async fn put(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode, HostError> {
     let table = TableConfig::discover(client, &args.table).await?;
     let key = key_from_args(&args.key, &table.key)?;
@@ -121,14 +114,7 @@ pub async fn put(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode
     bar.finish();
     let outcome = outcome?;
     if json {
-        print_json(&json!({
-            "key": item_to_json(&key),
-            "mode": outcome.mode.name(),
-            "bytesWritten": outcome.bytes_written,
-            "manifest": outcome.manifest.as_ref().map(manifest_to_json),
-            "replaced": outcome.replaced.map(|v| v.to_text()),
-            "cleanupLeft": outcome.cleanup_left,
-        }));
+        print_json(&outcome.to_json(&key));
     } else {
         let how = outcome
             .manifest
@@ -136,7 +122,7 @@ pub async fn put(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode
             .map_or("as one item".to_string(), manifest_text);
         println!(
             "stored {} in {} ({} mode): {how}",
-            key_text(&key),
+            key_text(&table.key, &key),
             args.table,
             outcome.mode
         );
@@ -209,7 +195,7 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
     let fetched = dynaslice_host::get(client, &table, &key, &options, &bar).await;
     bar.finish();
     let Some(fetched) = fetched? else {
-        return not_found(&key, &args.item.table, json);
+        return not_found(&key, &table, json);
     };
     match &args.out {
         Some(path) => {
@@ -238,15 +224,16 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-fn not_found(key: &Item, table: &str, json: bool) -> Result<ExitCode, HostError> {
+fn not_found(key: &Item, table: &TableConfig, json: bool) -> Result<ExitCode, HostError> {
     if json {
         print_json(
-            &json!({ "error": { "code": Code::NotFound.as_str(), "message": format!("no item {} in {table}", key_text(key)) } }),
+            &json!({ "error": { "code": Code::NotFound.as_str(), "message": format!("no item {} in {}", key_text(&table.key, key), table.table) } }),
         );
     } else {
         eprintln!(
-            "dynaslice: no item {} in {table} [NOT_FOUND]",
-            key_text(key)
+            "dynaslice: no item {} in {} [NOT_FOUND]",
+            key_text(&table.key, key),
+            table.table
         );
     }
     Ok(ExitCode::from(1))
@@ -261,16 +248,14 @@ pub async fn rm(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode,
     }
     let outcome = dynaslice_host::delete(client, &table, &key, &options).await?;
     if !outcome.existed {
-        return not_found(&key, &args.table, json);
+        return not_found(&key, &table, json);
     }
     if json {
-        print_json(
-            &json!({ "key": item_to_json(&key), "chunksDeleted": outcome.chunks_deleted, "chunksLeft": outcome.chunks_left }),
-        );
+        print_json(&outcome.to_json(&key));
     } else {
         println!(
             "deleted {} and {} chunks",
-            key_text(&key),
+            key_text(&table.key, &key),
             outcome.chunks_deleted
         );
     }
@@ -283,7 +268,7 @@ pub async fn ls(client: &Client, args: &TableArgs, json: bool) -> Result<ExitCod
     if json {
         let rows: Vec<_> = items
             .iter()
-            .map(|i| json!({ "key": item_to_json(&i.key), "parentBytes": i.parent_bytes, "manifest": i.manifest.as_ref().map(manifest_to_json) }))
+            .map(dynaslice_host::StoredItem::to_json)
             .collect();
         print_json(&json!({ "items": rows }));
     } else {
@@ -292,7 +277,7 @@ pub async fn ls(client: &Client, args: &TableArgs, json: bool) -> Result<ExitCod
                 format!("{} (one item)", size(i.parent_bytes as u64)),
                 manifest_text,
             );
-            println!("{}\t{what}", key_text(&i.key));
+            println!("{}\t{what}", key_text(&table.key, &i.key));
         }
         println!(
             "{} item{}",
@@ -310,14 +295,14 @@ pub async fn inspect(client: &Client, args: &KeyArgs, json: bool) -> Result<Exit
         .max_size
         .unwrap_or(dynaslice_core::DEFAULT_MAX_RAW_BYTES);
     let Some(found) = dynaslice_host::inspect(client, &table, &key, max).await? else {
-        return not_found(&key, &args.table, json);
+        return not_found(&key, &table, json);
     };
     if json {
         print_json(&found.to_json(&key));
     } else {
         println!(
             "item {} in {} ({} layout, chunks in {})",
-            key_text(&key),
+            key_text(&table.key, &key),
             args.table,
             found.layout,
             found.chunk_table

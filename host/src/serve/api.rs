@@ -17,7 +17,8 @@ use super::guard::Guard;
 use super::upload::upload_router;
 use super::{ApiError, State, check_scope};
 use crate::get::GetOptions;
-use crate::json::{item_from_json, item_to_json, manifest_to_json};
+use crate::inspect::StoredItem;
+use crate::json::{item_from_json, item_to_json, key_text};
 use crate::put::PutOptions;
 use crate::table::TableConfig;
 
@@ -77,7 +78,11 @@ fn target<'s>(
 }
 
 fn not_found(table: &TableConfig, key: &Item) -> ApiError {
-    ApiError::not_found(format!("no item {} in {}", item_to_json(key), table.table))
+    ApiError::not_found(format!(
+        "no item {} in {}",
+        key_text(&table.key, key),
+        table.table
+    ))
 }
 
 async fn config(Extract(state): Shared) -> Json<Value> {
@@ -131,7 +136,7 @@ async fn items(Extract(state): Shared, Query(params): Params) -> Result<Json<Val
         .items
         .iter()
         .filter(|i| check_scope(&scope, table, &i.key).is_ok())
-        .map(|i| json!({ "key": item_to_json(&i.key), "parentBytes": i.parent_bytes, "manifest": i.manifest.as_ref().map(manifest_to_json) }))
+        .map(StoredItem::to_json)
         .collect();
     let cursor = page.next.map(|key| {
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(item_to_json(&key).to_string())
@@ -252,7 +257,5 @@ async fn remove(Extract(state): Shared, Query(params): Params) -> Result<Json<Va
     if !outcome.existed {
         return Err(not_found(table, &key));
     }
-    Ok(Json(
-        json!({ "deleted": true, "chunksDeleted": outcome.chunks_deleted }),
-    ))
+    Ok(Json(outcome.to_json(&key)))
 }

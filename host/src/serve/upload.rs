@@ -31,13 +31,13 @@ use dynaslice_core::upload::{
 };
 use dynaslice_core::{Category, Code, Item, SplitItem};
 use futures::{Stream, StreamExt};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use super::{ApiError, check_scope};
 use crate::error::HostError;
-use crate::json::{item_from_json, item_to_json, manifest_to_json};
+use crate::json::item_from_json;
 use crate::put::{PutOptions, PutOutcome, execute, read_expect};
 use crate::table::TableConfig;
 
@@ -166,14 +166,7 @@ async fn upload(
     };
     let key = table.key.key_of(&received.parent);
     let outcome = commit(&uploads.client, table, config, received).await?;
-    Ok(Json(json!({
-        "key": item_to_json(&key),
-        "mode": outcome.mode.name(),
-        "manifest": outcome.manifest.as_ref().map(manifest_to_json),
-        "bytesWritten": outcome.bytes_written,
-        "writeUnits": outcome.planned_write_units,
-        "consumedWriteUnits": outcome.consumed_write_units,
-    })))
+    Ok(Json(outcome.to_json(&key)))
 }
 
 /// The checks made before a byte of the body is read: its type, its table.
