@@ -162,7 +162,7 @@ pub fn seeds() -> Vec<Seed> {
                     "{name}: damage changed nothing"
                 );
             }
-            let outcome = outcome.map_or_else(|e| e.code(), |_| "OK");
+            let outcome = outcome.map_or_else(|e| e.code().as_str(), |_| "OK");
             println!(
                 "decompress_frame: {name}: {} frame -> {outcome}",
                 frames.codec

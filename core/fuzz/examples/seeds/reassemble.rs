@@ -663,7 +663,7 @@ fn check(name: &str, case: &Case, shape: &Shape, bytes: &[u8]) {
             assert_eq!(back, setup.item, "{name}: reassembled another item");
             "OK"
         }
-        Err(e) => e.code(),
+        Err(e) => e.code().as_str(),
     };
     if untouched && case.max_raw_bytes.is_none() {
         assert_eq!(outcome, "OK", "{name}");
