@@ -146,6 +146,14 @@ impl HostError {
         }
     }
 
+    /// The store answered `operation` with an attribute type this build's
+    /// SDK conversion does not know.
+    pub(crate) fn unknown_type(operation: &str) -> Self {
+        Self::Internal(format!(
+            "{operation} returned an attribute type this build does not know"
+        ))
+    }
+
     /// An I/O failure on `path`.
     pub fn io(path: impl std::fmt::Display, source: std::io::Error) -> Self {
         Self::Io {

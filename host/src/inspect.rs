@@ -138,11 +138,7 @@ pub async fn list_page(
     let (items, next) = scan_page(&sender, &table.table, &[], Some(limit), start).await?;
     let next = next
         .map(|key| {
-            crate::sdk_value::item_from_sdk(key).ok_or_else(|| {
-                HostError::Internal(
-                    "Scan returned an attribute type this build does not know".into(),
-                )
-            })
+            crate::sdk_value::item_from_sdk(key).ok_or_else(|| HostError::unknown_type("Scan"))
         })
         .transpose()?;
     Ok(ListPage {

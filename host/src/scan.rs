@@ -72,13 +72,7 @@ pub(crate) async fn scan_page(
         .items
         .unwrap_or_default()
         .into_iter()
-        .map(|i| {
-            item_from_sdk(i).ok_or_else(|| {
-                HostError::Internal(
-                    "Scan returned an attribute type this build does not know".into(),
-                )
-            })
-        })
+        .map(|i| item_from_sdk(i).ok_or_else(|| HostError::unknown_type("Scan")))
         .collect::<Result<Vec<_>, _>>()?;
     let next = output.last_evaluated_key.filter(|key| !key.is_empty());
     Ok((items, next))

@@ -111,12 +111,6 @@ fn condition_parts(
     (Some(c.expression), names, values)
 }
 
-fn unknown_type(operation: &str) -> HostError {
-    HostError::Internal(format!(
-        "{operation} returned an attribute type this build does not know"
-    ))
-}
-
 impl Sender<'_> {
     /// GetItem; `None` when there is no such item.
     pub async fn get(&self, get: Get) -> Result<Option<Item>, HostError> {
@@ -141,7 +135,7 @@ impl Sender<'_> {
             None => Ok(None),
             Some(item) => item_from_sdk(item)
                 .map(Some)
-                .ok_or_else(|| unknown_type("GetItem")),
+                .ok_or_else(|| HostError::unknown_type("GetItem")),
         }
     }
 
@@ -381,7 +375,8 @@ impl Sender<'_> {
             let mut got = 0;
             for (_, items) in output.responses.unwrap_or_default() {
                 for item in items {
-                    let item = item_from_sdk(item).ok_or_else(|| unknown_type("BatchGetItem"))?;
+                    let item = item_from_sdk(item)
+                        .ok_or_else(|| HostError::unknown_type("BatchGetItem"))?;
                     progress.advance(item_size(&item) as u64);
                     found.push(item);
                     got += 1;
