@@ -4,7 +4,7 @@
 // one copy across the boundary, not a call per value.
 
 import { decodeItem } from './decode.js';
-import { base64Bytes, DYNAMODB_INPUT, encodeItem, encodeItems, inputOptions, isPlainObject } from './encode.js';
+import { binaryBytes, DYNAMODB_INPUT, encodeItem, encodeItems, inputOptions, isPlainObject } from './encode.js';
 import { dynasliceError, flag, format, isDynasliceError } from './error.js';
 import { splitStreamWith } from './stream.js';
 
@@ -38,12 +38,7 @@ function reading(read) {
 
 /** A DynamoDB JSON binary's bytes (the value's own array when it is one); undefined for anything else. */
 function binaryOf(value) {
-  if (!isPlainObject(value) || !Object.hasOwn(value, 'B')) return undefined;
-  const b = value.B;
-  if (b instanceof Uint8Array) return b;
-  if (b instanceof ArrayBuffer) return new Uint8Array(b);
-  if (typeof b === 'string') return base64Bytes(b);
-  return undefined;
+  return isPlainObject(value) && Object.hasOwn(value, 'B') ? binaryBytes(value.B, true) : undefined;
 }
 
 /**

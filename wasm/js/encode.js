@@ -300,14 +300,10 @@ class Writer {
 
   /** Binary: a Uint8Array (a Buffer too) or ArrayBuffer; in DynamoDB JSON also base64 text. */
   binary(value) {
-    if (value instanceof Uint8Array) return value;
-    if (value instanceof ArrayBuffer) return new Uint8Array(value);
-    if (!this.options.plain && typeof value === 'string') {
-      const bytes = base64Bytes(value);
-      if (bytes === undefined) throw this.fail('B is not valid base64');
-      return bytes;
-    }
-    throw this.fail(`expected a Uint8Array, got ${describe(value)}`);
+    const text = !this.options.plain && typeof value === 'string';
+    const bytes = binaryBytes(value, text);
+    if (bytes !== undefined) return bytes;
+    throw this.fail(text ? 'B is not valid base64' : `expected a Uint8Array, got ${describe(value)}`);
   }
 
   array(value) {
@@ -406,8 +402,20 @@ class Writer {
   }
 }
 
+/**
+ * A binary value's bytes: a Uint8Array (a Buffer too) as it is, an
+ * ArrayBuffer viewed, and base64 text decoded when `text` allows it (DynamoDB
+ * JSON); undefined for anything else, or for text that is not base64.
+ */
+export function binaryBytes(value, text) {
+  if (value instanceof Uint8Array) return value;
+  if (value instanceof ArrayBuffer) return new Uint8Array(value);
+  if (text && typeof value === 'string') return base64Bytes(value);
+  return undefined;
+}
+
 /** The bytes of strict base64 text (padded, no spaces); undefined when it is not base64. */
-export function base64Bytes(value) {
+function base64Bytes(value) {
   if (!BASE64.test(value)) return undefined;
   const text = atob(value);
   const bytes = new Uint8Array(text.length);
