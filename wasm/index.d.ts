@@ -337,6 +337,8 @@ export interface ReadRequests {
   batchGetItems: BatchGetItemInput[];
   /** Read capacity units they consume. */
   readUnits: number;
+  /** The version the chunks belong to; absent for an item stored whole. */
+  version?: string;
 }
 
 /**

@@ -1,8 +1,8 @@
 // Interop of the npm package `dynaslice` with Amazon's DynamoDB Local and the
 // real AWS SDK client (@aws-sdk/client-dynamodb). Run: node --test tests/js/
 //
-// 1. Items of 1 KB to 30 MB, written and read back with wasm/examples/sdk.mjs
-//    (putLarge, getLarge: the documented way), in both layouts and both
+// 1. Items of 1 KB to 30 MB, written and read back with the package's driver
+//    (dynaslice/dynamodb putItem, getItem), in both layouts and both
 //    formats; overwrites leave only the new version's chunks; batch and atomic
 //    modes; the commit protocol under a lost race and an ambiguous commit.
 // 2. Every case of tests/vectors/sizes.json, put to DynamoDB Local: the server
@@ -19,8 +19,10 @@
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import {
   CreateTableCommand,
   GetItemCommand,
@@ -30,8 +32,9 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { itemSize, split, validateItem } from 'dynaslice';
-import { getLarge, putLarge } from '../../wasm/examples/sdk.mjs';
+import { getItem, putItem } from 'dynaslice/dynamodb';
 import { allLoopback, startDynamoDBLocal } from './support/dynamodb-local.mjs';
+import { orderHistory } from './support/documents.mjs';
 import { expandItem, keyOption, loadVectors } from './support/vectors.mjs';
 
 const ITEM_LIMIT = 409_600;
@@ -80,67 +83,6 @@ const APP = {
   ],
   layout: 'collection',
 };
-
-/** Deterministic pseudo-random numbers (mulberry32), so documents compress like real ones. */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const PRODUCTS = ['espresso machine', 'running shoes', 'desk lamp', 'noise-cancelling headphones', 'yoga mat', 'cast-iron pan', 'e-reader', 'backpack', 'thermos', 'mechanical keyboard'];
-const CITIES = ['Zürich', 'München', 'Lisboa', 'Kraków', 'Göteborg', 'Sevilla', 'Ljubljana', 'Tallinn'];
-const STATUSES = ['pending', 'paid', 'shipped', 'delivered', 'returned'];
-
-/**
- * A realistic order-history document (plain JavaScript values) of at least
- * `bytes` bytes by DynamoDB's count: nested maps and lists, numbers with
- * fractions, string sets, booleans, nulls, non-ASCII text.
- */
-function orderHistory(key, bytes, seed) {
-  const rnd = prng(seed);
-  const pick = (list) => list[Math.floor(rnd() * list.length)];
-  const order = (i) => {
-    const lines = Array.from({ length: 1 + Math.floor(rnd() * 4) }, (_, j) => ({
-      sku: `SKU-${(seed * 7919 + i * 31 + j).toString(36).toUpperCase()}`,
-      name: pick(PRODUCTS),
-      qty: 1 + Math.floor(rnd() * 3),
-      unitPrice: Math.round(rnd() * 50_000) / 100,
-    }));
-    return {
-      id: `ord-${seed}-${String(i).padStart(6, '0')}`,
-      placedAt: new Date(Date.UTC(2026, 0, 1) + Math.floor(rnd() * 3e10)).toISOString(),
-      status: pick(STATUSES),
-      total: Math.round(lines.reduce((sum, l) => sum + l.qty * l.unitPrice, 0) * 100) / 100,
-      currency: 'EUR',
-      lines,
-      shipping: { city: pick(CITIES), postcode: String(10_000 + Math.floor(rnd() * 89_999)), express: rnd() < 0.2 },
-      gift: rnd() < 0.1,
-      note: rnd() < 0.7 ? null : `Bitte beim Nachbarn abgeben (${pick(CITIES)}) — merci!`,
-      tags: new Set(['web', pick(['promo', 'repeat', 'first']), `q${1 + Math.floor(rnd() * 4)}`]),
-    };
-  };
-  const item = {
-    ...key,
-    kind: 'order-history',
-    owner: { name: 'Zoë Ångström', email: 'zoe@example.com', since: 2019, vip: true },
-    loyalty: { points: 123_456, ratio: 0.015, level: -3 },
-    orders: [],
-  };
-  let size = itemSize(item, { format: 'plain' });
-  while (size < bytes) {
-    // Grow by batches, each measured on its own (a list element costs 1 byte plus its value).
-    const batch = Array.from({ length: size < 4 * KB ? 1 : 256 }, (_, i) => order(item.orders.length + i));
-    size += itemSize({ x: batch }, { format: 'plain' }) - itemSize({ x: [] }, { format: 'plain' });
-    item.orders.push(...batch);
-  }
-  return item;
-}
 
 /** An item holding `bytes` of incompressible random data. */
 function randomBlob(key, bytes) {
@@ -365,9 +307,9 @@ describe('DynamoDB Local', () => {
 });
 
 // ---------------------------------------------------------------------------
-// 1. Writing and reading with examples/sdk.mjs
+// 1. Writing and reading with the driver, dynaslice/dynamodb
 
-describe('examples/sdk.mjs against DynamoDB Local', () => {
+describe('dynaslice/dynamodb against DynamoDB Local', () => {
   // [name, layout, format, key, make(key) -> plain item, expected mode]. Random
   // bytes do not compress, so their mode is known: over 409,600 bytes they need
   // chunks, up to 4 MB a transaction, beyond it batches. A document's mode
@@ -399,7 +341,7 @@ describe('examples/sdk.mjs against DynamoDB Local', () => {
       const item = format === 'plain' ? make(key) : withExactNumbers(toDynamo(make(key)));
       const { client: c, sent } = recordingClient();
       try {
-        await putLarge(c, table, item);
+        await putItem(c, item, table);
       } finally {
         c.destroy();
       }
@@ -412,7 +354,7 @@ describe('examples/sdk.mjs against DynamoDB Local', () => {
       if (mode) assert.equal(modeOf(sent), mode);
       else assert.ok(!modeOf(sent).startsWith('unclear'), modeOf(sent));
 
-      const back = await getLarge(client, table, format === 'plain' ? key : toDynamo(key));
+      const back = (await getItem(client, format === 'plain' ? key : toDynamo(key), table)).item;
       assertSameItem(back, item, { format, spilled: spilledBy(parent) });
     });
   }
@@ -420,34 +362,34 @@ describe('examples/sdk.mjs against DynamoDB Local', () => {
   test('overwrite a 5 MB binary with a 30 MB document: only the new version\'s chunks remain', async () => {
     const table = { ...DOCS, format: 'plain' };
     const key = { pk: 'over#write' };
-    await putLarge(client, table, randomBlob(key, 5 * MB));
+    await putItem(client, randomBlob(key, 5 * MB), table);
     const first = await assertOnlyCurrentChunks(DOCS, key.pk);
     assert.ok(Number(first._ds.M.n.N) >= 12);
 
     const second = orderHistory(key, 30 * MB, 7);
-    await putLarge(client, table, second);
+    await putItem(client, second, table);
     const parent = await assertOnlyCurrentChunks(DOCS, key.pk);
     assert.notEqual(parent._ds.M.v.S, first._ds.M.v.S);
-    assertSameItem(await getLarge(client, table, key), second);
+    assertSameItem((await getItem(client, key, table)).item, second);
   });
 
   test('overwrite a 30 MB binary with a 5 MB one, then with a small item (collection)', async () => {
     const table = { ...APP, format: 'dynamodb' };
     const key = { pk: 'tenant#3', sk: 'over#write' };
-    await putLarge(client, table, toDynamo(randomBlob(key, 30 * MB)));
+    await putItem(client, toDynamo(randomBlob(key, 30 * MB)), table);
     const first = await assertOnlyCurrentChunks(APP, key.pk, key.sk);
 
     const second = toDynamo(randomBlob(key, 5 * MB));
-    await putLarge(client, table, second);
+    await putItem(client, second, table);
     const parent = await assertOnlyCurrentChunks(APP, key.pk, key.sk);
     assert.notEqual(parent._ds.M.v.S, first._ds.M.v.S);
-    assertSameItem(await getLarge(client, table, toDynamo(key)), second, { format: 'dynamodb', spilled: spilledBy(parent) });
+    assertSameItem((await getItem(client, toDynamo(key), table)).item, second, { format: 'dynamodb', spilled: spilledBy(parent) });
 
     const small = toDynamo({ ...key, kind: 'note', text: 'small again' });
-    await putLarge(client, table, small);
+    await putItem(client, small, table);
     const last = await assertOnlyCurrentChunks(APP, key.pk, key.sk);
     assert.equal(last._ds, undefined);
-    assert.deepStrictEqual(await getLarge(client, table, toDynamo(key)), small);
+    assert.deepStrictEqual((await getItem(client, toDynamo(key), table)).item, small);
     assert.deepStrictEqual(await storedChunks(APP, key.pk, key.sk), []);
   });
 
@@ -457,16 +399,16 @@ describe('examples/sdk.mjs against DynamoDB Local', () => {
     const item = randomBlob(key, 1 * MB);
     assert.equal(split(item, { ...DOCS, format: 'plain' }).requests.mode, 'atomic'); // what auto would do
     const { client: c, sent } = recordingClient();
-    await putLarge(c, table, item);
+    await putItem(c, item, table);
     c.destroy();
     assert.equal(modeOf(sent), 'batch');
-    assertSameItem(await getLarge(client, table, key), item);
+    assertSameItem((await getItem(client, key, table)).item, item);
     await assertOnlyCurrentChunks(DOCS, key.pk);
 
     // Overwrite in batch mode too: the replaced version's chunks are cleaned up.
     const next = randomBlob(key, 2 * MB);
-    await putLarge(client, table, next);
-    assertSameItem(await getLarge(client, table, key), next);
+    await putItem(client, next, table);
+    assertSameItem((await getItem(client, key, table)).item, next);
     await assertOnlyCurrentChunks(DOCS, key.pk);
   });
 
@@ -475,23 +417,23 @@ describe('examples/sdk.mjs against DynamoDB Local', () => {
     const key = { pk: 'tenant#4', sk: 'atomic' };
     const item = randomBlob(key, 1 * MB);
     const { client: c, sent } = recordingClient();
-    await putLarge(c, table, item);
+    await putItem(c, item, table);
     assert.equal(modeOf(sent), 'atomic');
-    assertSameItem(await getLarge(client, table, key), item);
+    assertSameItem((await getItem(client, key, table)).item, item);
     const first = await assertOnlyCurrentChunks(APP, key.pk, key.sk);
 
     sent.length = 0;
     const next = randomBlob(key, 1 * MB);
-    await putLarge(c, table, next);
+    await putItem(c, next, table);
     c.destroy();
     assert.equal(modeOf(sent), 'atomic');
     assert.ok(used(sent).batchDeletes, 'the replaced version\'s chunks deleted');
-    assertSameItem(await getLarge(client, table, key), next);
+    assertSameItem((await getItem(client, key, table)).item, next);
     const parent = await assertOnlyCurrentChunks(APP, key.pk, key.sk);
     assert.notEqual(parent._ds.M.v.S, first._ds.M.v.S);
   });
 
-  test('batch mode, lost race: the loser gets ConditionalCheckFailedException and deletes its own chunks', async () => {
+  test('batch mode, lost race: the loser gets CONFLICT and deletes its own chunks', async () => {
     const table = { ...DOCS, format: 'plain', mode: 'batch' };
     const key = { pk: 'race#lost' };
     const winner = randomBlob(key, 1 * MB);
@@ -502,16 +444,16 @@ describe('examples/sdk.mjs against DynamoDB Local', () => {
       (next, context) => async (args) => {
         if (context.commandName === 'PutItemCommand' && args.input.Item?._ds && !raced) {
           raced = true; // the other writer commits between our chunks and our commit
-          await putLarge(client, table, winner);
+          await putItem(client, winner, table);
         }
         return next(args);
       },
       { step: 'initialize', name: 'raceBeforeCommit' },
     );
-    await assert.rejects(putLarge(c, table, loser), { name: 'ConditionalCheckFailedException' });
+    await assert.rejects(putItem(c, loser, table), { name: 'DynasliceError', code: 'CONFLICT' });
     c.destroy();
     assert.ok(raced);
-    assertSameItem(await getLarge(client, table, key), winner);
+    assertSameItem((await getItem(client, key, table)).item, winner);
     await assertOnlyCurrentChunks(DOCS, key.pk); // the loser's chunks are gone
   });
 
@@ -536,17 +478,17 @@ describe('examples/sdk.mjs against DynamoDB Local', () => {
       },
       { step: 'deserialize', name: 'loseCommitResponse' },
     );
-    await putLarge(c, table, item);
+    await putItem(c, item, table);
     c.destroy();
     assert.equal(commitAttempts, 2, 'the SDK retried the commit');
     const parent = await assertOnlyCurrentChunks(APP, key.pk, key.sk);
-    assertSameItem(await getLarge(client, table, toDynamo(key)), item, { format: 'dynamodb', spilled: spilledBy(parent) });
+    assertSameItem((await getItem(client, toDynamo(key), table)).item, item, { format: 'dynamodb', spilled: spilledBy(parent) });
   });
 
-  test('atomic mode, ambiguous transaction: the SDK\'s retry carries the same ClientRequestToken', async () => {
-    // As above for a transaction: the SDK fills ClientRequestToken once, and
-    // its retry repeats it, so the server treats the retry as the same,
-    // already applied transaction instead of failing its condition.
+  test('atomic mode, ambiguous transaction: the retry carries the same ClientRequestToken', async () => {
+    // As above for a transaction: the driver sets ClientRequestToken (the
+    // version) and every retry repeats it, so the server treats the retry
+    // as the same, already applied transaction instead of failing its condition.
     const table = { ...DOCS, format: 'plain' };
     const key = { pk: 'ambiguous#atomic' };
     const item = randomBlob(key, 1 * MB);
@@ -567,12 +509,27 @@ describe('examples/sdk.mjs against DynamoDB Local', () => {
       },
       { step: 'deserialize', name: 'loseTransactionResponse' },
     );
-    await putLarge(c, table, item);
+    await putItem(c, item, table);
     c.destroy();
     assert.equal(tokens.length, 2, 'the SDK retried the transaction');
     assert.ok(tokens[0] && tokens[0] === tokens[1], 'with the same ClientRequestToken');
-    assertSameItem(await getLarge(client, table, key), item);
+    assertSameItem((await getItem(client, key, table)).item, item);
     await assertOnlyCurrentChunks(DOCS, key.pk);
+  });
+
+  test('wasm/examples/sdk.mjs runs: stores, reads back and deletes a 6 MB document', async () => {
+    const run = spawnSync(process.execPath, [fileURLToPath(new URL('../../wasm/examples/sdk.mjs', import.meta.url))], {
+      env: { ...process.env, DYNAMODB_ENDPOINT: server.endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    assert.equal(run.status, 0, run.stderr);
+    const lines = run.stdout.trim().split('\n');
+    assert.match(lines[0], /^stored report#2026 \((atomic|batch), \d+ chunks, \d+ write units\)$/);
+    assert.equal(lines[1], 'read it back: 20000 pages, identical: true');
+    assert.match(lines[2], /^deleted it and its [1-9]\d* chunks$/);
+    assert.equal(await storedParent(DOCS, 'report#2026'), undefined);
+    assert.deepStrictEqual(await storedChunks(DOCS, 'report#2026'), []);
   });
 
   test('every chunk in both layouts belongs to the current version of an existing parent', async () => {

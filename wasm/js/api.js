@@ -41,6 +41,14 @@ function binaryOf(value) {
   return isPlainObject(value) && Object.hasOwn(value, 'B') ? binaryBytes(value.B, true) : undefined;
 }
 
+/** The API `bind` made last (one per process: Node's build or the browser's). */
+let current;
+
+/** The bound API, internals included, for the package's own DynamoDB driver. */
+export function boundApi() {
+  return current;
+}
+
 /**
  * Binds the public API to the module's raw exports. `constants()` (not
  * public) is core's `{ maxItemBytes, manifestAttribute, chunkDataAttribute }`,
@@ -111,8 +119,20 @@ export function bind(wasm) {
     },
 
     Splitter: splitterClass(wasm.Splitter),
+
+    /** Not public: what js/dynamodb.js needs from the core beyond the plans (wasm/src/driver.rs). */
+    driver: {
+      versionAt: (unixMs) => wasm.versionAt(unixMs),
+      gcScan: (options) => wasm.gcScan(options),
+      chunkOf: (item, options) => wasm.chunkOf(encodeItem(item, DYNAMODB_INPUT), options),
+      chunkDeletes(keys, options) {
+        const { bytes, ends } = encodeItems(keys, DYNAMODB_INPUT, 'keys');
+        return wasm.chunkDeletes(bytes, ends, options);
+      },
+    },
   };
   api.splitStream = splitStreamWith(api.Splitter);
+  current = api;
   return api;
 }
 

@@ -6,6 +6,7 @@
 //! `js/api.js`, which gives them their public shape.
 
 mod convert;
+mod driver;
 mod error;
 mod splitter;
 
@@ -135,7 +136,8 @@ pub fn parent_request(key: &[u8], options: JsValue) -> JsResult<JsValue> {
     Ok(convert::get_item(&plan::parent_get(&table.target(), &key)))
 }
 
-/// The BatchGetItem requests for a parent's chunks, and their read capacity.
+/// The BatchGetItem requests for a parent's chunks, their read capacity,
+/// and the version they belong to (none for an item stored whole).
 #[wasm_bindgen(js_name = readRequests)]
 pub fn read_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
@@ -149,6 +151,12 @@ pub fn read_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
         &convert::batch_gets(&read.batches),
     );
     set(&result, "readUnits", &read.read_units().into());
+    let version = read.manifest.map(|m| m.version.to_text());
+    set(
+        &result,
+        "version",
+        &version.map_or(JsValue::UNDEFINED, Into::into),
+    );
     Ok(result.into())
 }
 

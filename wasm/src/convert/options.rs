@@ -167,7 +167,7 @@ pub fn key_schema(value: &JsValue) -> Result<KeySchema, Failure> {
 pub fn split_options(table: &TableOptions, options: &JsValue) -> Result<SplitOptions, Failure> {
     let version = match text(options, "version")? {
         Some(text) => VersionId::parse(&text).map_err(|_| bad("version", "a 26-character ULID"))?,
-        None => fresh_version()?,
+        None => fresh_version(js_sys::Date::now())?,
     };
     let mut split = SplitOptions::new(table.key.clone(), version);
     split.layout = table.layout.clone();
@@ -206,8 +206,9 @@ pub fn write_mode(options: &JsValue) -> Result<WriteMode, Failure> {
     }
 }
 
-/// A fresh version id: the current time and 80 bits from `crypto.getRandomValues`.
-fn fresh_version() -> Result<VersionId, Failure> {
+/// A fresh version id: `unix_ms` (the caller's clock, or the store's) and
+/// 80 bits from `crypto.getRandomValues`.
+pub fn fresh_version(unix_ms: f64) -> Result<VersionId, Failure> {
     let crypto = get(&js_sys::global(), "crypto");
     let random = js_sys::Uint8Array::new_with_length(16);
     let get_random = get(&crypto, "getRandomValues")
@@ -223,8 +224,5 @@ fn fresh_version() -> Result<VersionId, Failure> {
         .map_err(|_| Failure::new(Code::RandomUnavailable, "crypto.getRandomValues failed"))?;
     let mut bytes = [0u8; 16];
     random.copy_to(&mut bytes);
-    Ok(VersionId::new(
-        js_sys::Date::now() as u64,
-        u128::from_le_bytes(bytes),
-    ))
+    Ok(VersionId::new(unix_ms as u64, u128::from_le_bytes(bytes)))
 }

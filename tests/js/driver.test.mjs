@@ -1,0 +1,320 @@
+// dynaslice/dynamodb against Amazon's DynamoDB Local: what the driver adds
+// to the plans (tests/js/dynamodb-local.test.mjs covers sizes, layouts,
+// modes and the commit protocol's races): `expect`, concurrent writers and
+// readers, AbortSignal, progress, capacity, streams both ways, the
+// DocumentClient with plain values, gc, and option checks.
+// Needs Java (a JDK: see tests/js/support/dynamodb-local.mjs).
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync, createReadStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { CreateTableCommand, GetItemCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { split } from 'dynaslice';
+import { deleteItem, gc, getItem, putItem, putStream } from 'dynaslice/dynamodb';
+import { startDynamoDBLocal } from './support/dynamodb-local.mjs';
+import { orderHistory } from './support/documents.mjs';
+
+const KB = 1024;
+const MB = 1024 * KB;
+
+const DOCS = { table: 'docs', key: [{ name: 'pk', type: 'S' }] };
+const APP = { table: 'app', key: [{ name: 'pk', type: 'S' }, { name: 'sk', type: 'S' }], layout: 'collection' };
+
+let server;
+let client;
+let dir;
+
+before(async () => {
+  server = await startDynamoDBLocal();
+  client = server.client();
+  dir = mkdtempSync(join(tmpdir(), 'dynaslice-driver-'));
+  for (const [name, key] of [['docs', ['pk']], ['docs_chunks', ['pk']], ['app', ['pk', 'sk']]]) {
+    await client.send(
+      new CreateTableCommand({
+        TableName: name,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: key.map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+        KeySchema: key.map((AttributeName, i) => ({ AttributeName, KeyType: i === 0 ? 'HASH' : 'RANGE' })),
+      }),
+    );
+  }
+});
+
+after(async () => {
+  client?.destroy();
+  await server?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A DynamoDB JSON item of `key` holding `bytes` random bytes in `data`. */
+function blob(pk, bytes, extra = {}) {
+  return { pk: { S: pk }, data: { B: new Uint8Array(randomBytes(bytes)) }, ...extra };
+}
+
+const same = (a, b) => Buffer.from(a).equals(Buffer.from(b));
+
+async function scanAll(TableName) {
+  const items = [];
+  let ExclusiveStartKey;
+  do {
+    const page = await client.send(new ScanCommand({ TableName, ExclusiveStartKey, ConsistentRead: true }));
+    items.push(...page.Items);
+    ExclusiveStartKey = page.LastEvaluatedKey;
+  } while (ExclusiveStartKey);
+  return items;
+}
+
+/** The chunk items of docs_chunks of the parent `pk` (its chunk keys escape `#` and `\\`: docs/FORMAT.md). */
+async function chunksOf(pk) {
+  const part = pk.replace(/[\\#]/g, (c) => `\\${c}`);
+  return (await scanAll('docs_chunks')).filter((c) => c.pk.S.startsWith(`${part}#`));
+}
+
+/** The version the stored parent of `pk` carries (its chunk keys hold it), by reading its chunks. */
+async function storedVersion(pk) {
+  const { version } = await getItem(client, { pk: { S: pk } }, DOCS);
+  return version;
+}
+
+describe('expect', () => {
+  test("'absent' writes a new item and refuses to replace one (CONFLICT), leaving it intact", async () => {
+    const first = blob('expect#absent', 600 * KB);
+    const put = await putItem(client, first, { ...DOCS, expect: 'absent' });
+    assert.equal(put.replaced, false);
+    await assert.rejects(putItem(client, blob('expect#absent', 600 * KB), { ...DOCS, expect: 'absent' }), { code: 'CONFLICT' });
+    const { item, version } = await getItem(client, { pk: { S: 'expect#absent' } }, DOCS);
+    assert.ok(same(item.data.B, first.data.B));
+    assert.equal(version, put.version);
+    assert.equal((await chunksOf('expect#absent')).length, put.manifest.chunkCount, 'the refused write left no chunk');
+  });
+
+  test('{ version } replaces exactly that version and refuses a stale one', async () => {
+    const one = await putItem(client, blob('expect#version', 700 * KB), DOCS);
+    const two = await putItem(client, blob('expect#version', 700 * KB), { ...DOCS, expect: { version: one.version } });
+    assert.equal(two.replaced, true);
+    assert.notEqual(two.version, one.version);
+    await assert.rejects(putItem(client, blob('expect#version', 700 * KB), { ...DOCS, expect: { version: one.version } }), { code: 'CONFLICT' });
+    assert.equal(await storedVersion('expect#version'), two.version);
+    await assert.rejects(putItem(client, blob('expect#none', 10), { ...DOCS, expect: { version: one.version } }), { code: 'CONFLICT' });
+  });
+
+  test('anything else is OPTIONS_INVALID, before anything is written', async () => {
+    for (const expect of ['any', 'present', { version: 7 }, null]) {
+      await assert.rejects(putItem(client, blob('expect#bad', 10), { ...DOCS, expect }), { code: 'OPTIONS_INVALID' });
+    }
+    assert.equal((await getItem(client, { pk: { S: 'expect#bad' } }, DOCS)).item, undefined);
+  });
+});
+
+describe('concurrency', () => {
+  for (const mode of ['batch', 'auto']) {
+    test(`${mode}: 5 writers of one key each succeed or get CONFLICT; readers never see a torn item; no chunk is left over`, async () => {
+      const pk = `race#${mode}`;
+      const versions = Array.from({ length: 5 }, (_, i) => blob(pk, (1 + i) * 500 * KB, { writer: { N: String(i) } }));
+      await putItem(client, blob(pk, 1 * KB), DOCS);
+      const written = new Map(versions.map((v) => [v.writer.N, v]));
+      let reads = 0;
+      let writing = true;
+      const reader = (async () => {
+        while (writing) {
+          const { item } = await getItem(client, { pk: { S: pk } }, DOCS);
+          reads += 1;
+          if (item.writer === undefined) continue; // the first, small version
+          assert.ok(same(item.data.B, written.get(item.writer.N).data.B), `read writer ${item.writer.N}'s bytes whole`);
+        }
+      })();
+      const results = await Promise.allSettled(versions.map((v) => putItem(client, v, { ...DOCS, mode })));
+      writing = false;
+      await reader;
+      for (const r of results) if (r.status === 'rejected') assert.equal(r.reason.code, 'CONFLICT', r.reason.stack);
+      const won = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
+      assert.ok(won.length >= 1, 'at least one writer committed');
+      const { item, version } = await getItem(client, { pk: { S: pk } }, DOCS);
+      const winner = won.find((w) => w.version === version);
+      assert.ok(winner, 'the stored version is one a writer reported committing');
+      assert.ok(same(item.data.B, written.get(item.writer.N).data.B));
+      assert.ok(reads > 0);
+      // Losers deleted their chunks; winners replaced by a later winner had theirs cleaned up.
+      const chunks = await chunksOf(pk);
+      assert.equal(chunks.length, winner.manifest.chunkCount, 'only the stored version\'s chunks remain');
+      assert.ok(chunks.every((c) => c.pk.S.includes(`#${version}#`)));
+    });
+  }
+});
+
+describe('AbortSignal, progress and capacity', () => {
+  test('an abort during the chunk writes rejects with the signal\'s reason; the stored item stays; the chunks written are deleted', async () => {
+    const pk = 'abort#batch';
+    const before = blob(pk, 600 * KB);
+    const stored = await putItem(client, before, DOCS);
+    const controller = new AbortController();
+    const reason = new Error('user cancelled');
+    let events = 0;
+    const write = putItem(client, blob(pk, 12 * MB), {
+      ...DOCS,
+      mode: 'batch',
+      concurrency: 1,
+      onProgress: ({ chunksWritten }) => {
+        events += 1;
+        if (chunksWritten > 0) controller.abort(reason);
+      },
+      signal: controller.signal,
+    });
+    await assert.rejects(write, (error) => error === reason);
+    assert.ok(events >= 2, 'aborted after a batch was written');
+    const { item, version } = await getItem(client, { pk: { S: pk } }, DOCS);
+    assert.equal(version, stored.version);
+    assert.ok(same(item.data.B, before.data.B));
+    const chunks = await chunksOf(pk);
+    assert.equal(chunks.length, stored.manifest.chunkCount, 'nothing of the aborted write is left');
+    assert.ok(chunks.every((c) => c.pk.S.includes(`#${stored.version}#`)));
+  });
+
+  test('an AbortSignal that already fired sends nothing', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('too late'));
+    await assert.rejects(putItem(client, blob('abort#early', 10), { ...DOCS, signal: controller.signal }), { message: 'too late' });
+    await assert.rejects(getItem(client, { pk: { S: 'abort#early' } }, { ...DOCS, signal: controller.signal }), { message: 'too late' });
+    assert.equal((await getItem(client, { pk: { S: 'abort#early' } }, DOCS)).item, undefined);
+  });
+
+  test('progress: put bytes rise to the total the result reports; get counts every chunk', async () => {
+    const item = blob('progress#1', 5 * MB);
+    const seen = [];
+    const put = await putItem(client, item, { ...DOCS, mode: 'batch', onProgress: (p) => seen.push(p) });
+    assert.ok(seen.length >= 3);
+    for (let i = 1; i < seen.length; i++) assert.ok(seen[i].bytesWritten >= seen[i - 1].bytesWritten);
+    assert.deepStrictEqual(seen.at(-1), { bytesWritten: put.bytesWritten, totalBytes: put.bytesWritten, chunksWritten: put.manifest.chunkCount, chunks: put.manifest.chunkCount });
+    assert.ok(put.bytesWritten > 5 * MB);
+    const reads = [];
+    await getItem(client, { pk: { S: 'progress#1' } }, { ...DOCS, onProgress: (p) => reads.push(p) });
+    assert.deepStrictEqual(reads.at(-1), { chunksRead: put.manifest.chunkCount, chunks: put.manifest.chunkCount });
+  });
+
+  test('a throwing progress callback does not break the write', async () => {
+    const put = await putItem(client, blob('progress#throws', 1 * MB), { ...DOCS, onProgress: () => { throw new Error('display broke'); } });
+    assert.ok((await getItem(client, { pk: { S: 'progress#throws' } }, DOCS)).version === put.version);
+  });
+
+  test('capacity: the planned write units are the split\'s; consumed units are what the server reported', async () => {
+    const item = blob('capacity#1', 3 * MB);
+    const plan = split(item, { ...DOCS, mode: 'batch' });
+    const put = await putItem(client, item, { ...DOCS, mode: 'batch' });
+    assert.equal(put.writeUnits, plan.writeUnits);
+    // DynamoDB Local reports each chunk put and the commit: a 400 KB chunk is 400 units.
+    assert.ok(put.consumed.writeUnits >= plan.writeUnits - 1, `consumed ${put.consumed.writeUnits}, planned ${plan.writeUnits}`);
+    assert.ok(put.consumed.readUnits >= 1, 'the parent read');
+    const got = await getItem(client, { pk: { S: 'capacity#1' } }, DOCS);
+    assert.ok(got.consumed.readUnits >= (3 * MB) / 4096, `read ${got.consumed.readUnits} units`);
+  });
+});
+
+describe('streams', () => {
+  test('putStream of a Node stream and of a Blob, read back byte for byte', async () => {
+    const bytes = randomBytes(9 * MB + 123);
+    const path = join(dir, 'file.bin');
+    writeFileSync(path, bytes);
+    const progress = [];
+    const fromFile = await putStream(client, createReadStream(path), { pk: { S: 'stream#file' } }, { ...DOCS, attribute: 'file', size: bytes.length, onProgress: (p) => progress.push(p) });
+    assert.equal(fromFile.bytesWritten, bytes.length);
+    assert.ok(progress.length > 2 && progress.at(-1).bytesRead === bytes.length);
+    const back = await getItem(client, { pk: { S: 'stream#file' } }, DOCS);
+    assert.equal(back.version, fromFile.version);
+    assert.ok(same(back.item.file.B, bytes));
+
+    await putStream(client, new Blob([bytes]), { pk: 'stream#blob', kind: 'backup' }, { ...DOCS, format: 'plain', attribute: 'file' });
+    const plain = await getItem(client, { pk: 'stream#blob' }, { ...DOCS, format: 'plain' });
+    assert.equal(plain.item.kind, 'backup');
+    assert.ok(same(plain.item.file, bytes));
+  });
+
+  test('a source that fails half-way: the stored item stays, the written chunks are deleted', async () => {
+    const before = await putItem(client, blob('stream#broken', 500 * KB), DOCS);
+    async function* broken() {
+      yield new Uint8Array(randomBytes(3 * MB));
+      throw new Error('disk read failed');
+    }
+    await assert.rejects(putStream(client, broken(), { pk: { S: 'stream#broken' } }, { ...DOCS, attribute: 'file', size: 8 * MB }), { message: 'disk read failed' });
+    assert.equal(await storedVersion('stream#broken'), before.version);
+    assert.equal((await chunksOf('stream#broken')).length, before.manifest.chunkCount);
+  });
+});
+
+describe('DynamoDBDocumentClient and plain values', () => {
+  test('the DocumentClient works as the client, with format plain', async () => {
+    const doc = DynamoDBDocumentClient.from(client);
+    const item = orderHistory({ pk: 'tenant#doc', sk: 'orders' }, 3 * MB, 11);
+    const put = await putItem(doc, item, { ...APP, format: 'plain' });
+    const { item: back } = await getItem(doc, { pk: 'tenant#doc', sk: 'orders' }, { ...APP, format: 'plain' });
+    assert.deepStrictEqual(back, item);
+    const gone = await deleteItem(doc, { pk: 'tenant#doc', sk: 'orders' }, { ...APP, format: 'plain' });
+    assert.deepStrictEqual({ deleted: gone.deleted, chunksDeleted: gone.chunksDeleted }, { deleted: true, chunksDeleted: put.manifest?.chunkCount ?? 0 });
+    assert.equal((await getItem(doc, { pk: 'tenant#doc', sk: 'orders' }, { ...APP, format: 'plain' })).item, undefined);
+  });
+});
+
+describe('gc', () => {
+  test('deletes only unreferenced chunks past the grace period; a damaged parent keeps all of its chunks; dryRun deletes nothing', async () => {
+    // Orphans: chunks written by a write whose commit never happened.
+    const orphan = split(blob('gc#orphan', 2 * MB), { ...DOCS, mode: 'batch' });
+    for (const chunk of orphan.chunks) await client.send(new PutItemCommand({ TableName: 'docs_chunks', Item: chunk }));
+    // A live item, and one whose manifest someone damaged.
+    const liveItem = blob('gc#live', 2 * MB);
+    const live = await putItem(client, liveItem, DOCS);
+    const damaged = await putItem(client, blob('gc#damaged', 2 * MB), DOCS);
+    const { Item: parent } = await client.send(new GetItemCommand({ TableName: 'docs', Key: { pk: { S: 'gc#damaged' } }, ConsistentRead: true }));
+    parent._ds.M.n = { N: '-1' };
+    await client.send(new PutItemCommand({ TableName: 'docs', Item: parent }));
+
+    const dry = await gc(client, { ...DOCS, graceMs: 0, dryRun: true });
+    assert.ok(dry.deleted >= orphan.chunks.length);
+    assert.equal((await chunksOf('gc#orphan')).length, orphan.chunks.length, 'dryRun deleted nothing');
+
+    const report = await gc(client, { ...DOCS, graceMs: 0 });
+    assert.equal(report.chunks, report.referenced + report.young + report.deleted + report.unreadable);
+    assert.ok(report.unreadableParents.some((p) => p.key.pk.S === 'gc#damaged' && /MANIFEST/.test(p.reason)), JSON.stringify(report.unreadableParents));
+    assert.equal((await chunksOf('gc#orphan')).length, 0);
+    assert.equal((await chunksOf('gc#live')).length, live.manifest.chunkCount);
+    assert.equal((await chunksOf('gc#damaged')).length, damaged.manifest.chunkCount);
+    assert.ok(same((await getItem(client, { pk: { S: 'gc#live' } }, DOCS)).item.data.B, liveItem.data.B));
+
+    // Everything left in the chunk table belongs to a stored parent's version (or to the damaged one).
+    const again = await gc(client, { ...DOCS, graceMs: 0 });
+    assert.equal(again.deleted, 0);
+  });
+
+  test('in an item collection, gc leaves the user\'s own items alone', async () => {
+    await client.send(new PutItemCommand({ TableName: 'app', Item: { pk: { S: 'tenant#gc' }, sk: { S: 'note#000001' }, _h: { S: 'mine' } } }));
+    const orphan = split({ pk: { S: 'tenant#gc' }, sk: { S: 'doc' }, data: { B: new Uint8Array(randomBytes(1 * MB)) } }, { ...APP, mode: 'batch' });
+    for (const chunk of orphan.chunks) await client.send(new PutItemCommand({ TableName: 'app', Item: chunk }));
+    const report = await gc(client, { ...APP, graceMs: 0 });
+    assert.ok(report.deleted >= orphan.chunks.length);
+    const left = (await scanAll('app')).filter((i) => i.pk.S === 'tenant#gc');
+    assert.deepStrictEqual(left.map((i) => i.sk.S), ['note#000001']);
+  });
+});
+
+describe('options and input', () => {
+  test('a missing or wrong client, retry or concurrency is OPTIONS_INVALID', async () => {
+    await assert.rejects(putItem(undefined, blob('opt', 10), DOCS), { code: 'OPTIONS_INVALID' });
+    await assert.rejects(getItem({}, { pk: { S: 'opt' } }, DOCS), { code: 'OPTIONS_INVALID' });
+    await assert.rejects(putItem(client, blob('opt', 10), { ...DOCS, concurrency: 0 }), { code: 'OPTIONS_INVALID' });
+    await assert.rejects(putItem(client, blob('opt', 10), { ...DOCS, retry: { maxAttempts: 'many' } }), { code: 'OPTIONS_INVALID' });
+    await assert.rejects(gc(client, { ...DOCS, graceMs: -1 }), { code: 'OPTIONS_INVALID' });
+  });
+
+  test('a table that does not exist is TABLE_NOT_FOUND; an absent item reads as undefined and deletes as not deleted', async () => {
+    await assert.rejects(getItem(client, { pk: { S: 'x' } }, { ...DOCS, table: 'missing' }), { code: 'TABLE_NOT_FOUND' });
+    assert.deepStrictEqual((await getItem(client, { pk: { S: 'never' } }, DOCS)).item, undefined);
+    assert.equal((await deleteItem(client, { pk: { S: 'never' } }, DOCS)).deleted, false);
+  });
+
+  test('an invalid item is refused with the core\'s code before anything is sent', async () => {
+    await assert.rejects(putItem(client, { pk: { S: 'bad' }, n: { N: 'NaN' } }, DOCS), { code: 'NUMBER_INVALID' });
+    await assert.rejects(putItem(client, { data: { S: 'no key' } }, DOCS), { code: 'KEY_MISSING' });
+  });
+});

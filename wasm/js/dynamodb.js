@@ -1,0 +1,410 @@
+// dynaslice/dynamodb: items of any size with @aws-sdk/client-dynamodb in
+// one call. The core plans every request (js/api.js); this module sends
+// them with the commit protocol of the Rust host (host/src/put.rs, get.rs,
+// delete.rs, gc.rs), through sender.js's retries.
+
+import init, { carriesVersion, deleteRequests, parentRequest, readRequests, reassemble, split, splitStream } from 'dynaslice';
+import { boundApi } from './api.js';
+import { badOption, dynasliceError, flag } from './error.js';
+import { DEFAULT_CONCURRENCY, DEFAULT_RETRY, Sender } from './dynamodb/sender.js';
+
+export { DEFAULT_CONCURRENCY, DEFAULT_RETRY };
+
+/** gc keeps unreferenced chunks younger than this (the host's default: 1 hour). */
+export const DEFAULT_GRACE_MS = 3600 * 1000;
+
+/** Times getItem re-reads the parent when chunks vanished under an overwrite (the host's max_rereads). */
+const MAX_REREADS = 5;
+
+/** The key attributes of `item` (its other attributes need not be converted to build a request). */
+function keyOf(item, options) {
+  if (!Array.isArray(options?.key)) throw badOption('key', 'an array like [{ name: "pk", type: "S" }]');
+  if (item === null || typeof item !== 'object') throw dynasliceError('INPUT_INVALID', 'the item must be an object');
+  return Object.fromEntries(options.key.filter((k) => Object.hasOwn(item, k?.name)).map(({ name }) => [name, item[name]]));
+}
+
+/** The table's key text, as the host prints it (`pk=a sk=b`), for messages. */
+function keyText(key, options) {
+  return options.key
+    .map(({ name }) => {
+      const value = key[name];
+      const shown = value !== null && typeof value === 'object' ? (value.S ?? value.N ?? (value.B ? 'binary' : JSON.stringify(value))) : String(value);
+      return `${name}=${shown}`;
+    })
+    .join(' ');
+}
+
+function conflict(key, options) {
+  return dynasliceError('CONFLICT', `another writer changed ${keyText(key, options)} first; nothing of this write was kept`);
+}
+
+/** The exact bytes of the items a split's requests write, request by request. */
+function requestBytes(result) {
+  return result.capacity.map((request) => request.items.reduce((sum, item) => sum + item.bytes, 0));
+}
+
+/** Calls `onProgress` safely: a throwing callback must not break the protocol half-way. */
+function reporter(options) {
+  const onProgress = options?.onProgress;
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw badOption('onProgress', 'a function');
+  return (progress) => {
+    try {
+      onProgress?.(progress);
+    } catch {
+      // The caller's display failing is no reason to abandon a write.
+    }
+  };
+}
+
+/** Capacity the answers reported, rounded as DynamoDB reports it (to 0.5 units). */
+function consumedOf(sender) {
+  return { readUnits: sender.consumed.readUnits, writeUnits: sender.consumed.writeUnits };
+}
+
+/**
+ * What `expect` asks of the stored parent: nothing (replace whatever is
+ * there, conditional on it still being there), `'absent'`, or `{ version }`.
+ * Throws CONFLICT when the stored item already fails it.
+ */
+function checkExpect(stored, options, key) {
+  const expect = options.expect;
+  if (expect === undefined) return;
+  if (expect === 'absent') {
+    if (stored !== undefined) throw conflict(key, options);
+    return;
+  }
+  if (expect !== null && typeof expect === 'object' && typeof expect.version === 'string') {
+    if (stored === undefined || !carriesVersion(stored, expect.version)) throw conflict(key, options);
+    return;
+  }
+  throw badOption('expect', '"absent" or { version: "<26-character version id>" }');
+}
+
+/** True when the stored parent is this write's (its version; an unsplit item: equal to it). */
+async function committed(sender, options, result) {
+  const stored = await sender.get(parentRequest(keyOf(result.parent, options), { ...options, format: 'dynamodb' }));
+  if (stored === undefined) return false;
+  if (result.manifest) return carriesVersion(stored, result.manifest.version);
+  return sameItem(stored, result.parent);
+}
+
+/** DynamoDB JSON equality, sets compared as sets (the store may reorder them). */
+function sameItem(a, b) {
+  const canonical = (value) => {
+    if (value instanceof Uint8Array) return { bytes: Array.from(value) };
+    if (Array.isArray(value)) return value.map(canonical);
+    if (value === null || typeof value !== 'object') return value;
+    const out = {};
+    for (const name of Object.keys(value).sort()) {
+      const inner = canonical(value[name]);
+      out[name] = ['SS', 'NS', 'BS'].includes(name) ? inner.map((v) => JSON.stringify(v)).sort() : inner;
+    }
+    return out;
+  };
+  return JSON.stringify(canonical(a)) === JSON.stringify(canonical(b));
+}
+
+/** Sends deletes after the commit; resolves to how many failed (left to gc). Never throws. */
+async function cleanUp(sender, batches) {
+  let left = 0;
+  for (const batch of batches ?? []) {
+    try {
+      await sender.batchWrite(batch);
+    } catch {
+      for (const requests of Object.values(batch.RequestItems)) left += requests.length;
+    }
+  }
+  return left;
+}
+
+/** Deletes a lost write's chunks, best effort, even when the caller's signal fired. */
+async function abandon(sender, abort) {
+  const quiet = new Sender(sender.client, { retry: sender.retry, concurrency: sender.concurrency });
+  await quiet.batchWrites(abort ?? []).catch(() => {});
+}
+
+/**
+ * Runs a split's requests with the commit protocol: one PutItem, one
+ * transaction, or chunk batches then a conditional commit. A commit whose
+ * condition failed is a lost race only if the stored parent is not this
+ * write's (an earlier attempt may have been applied unseen).
+ */
+async function execute(sender, options, result, progress) {
+  const { requests } = result;
+  const key = keyOf(result.parent, options);
+  const bytes = requestBytes(result);
+  const totalBytes = bytes.reduce((a, b) => a + b, 0);
+  const chunks = result.chunks.length;
+  let bytesWritten = 0;
+  let chunksWritten = 0;
+  progress({ bytesWritten, totalBytes, chunksWritten, chunks });
+  const lost = async () => !(await committed(sender, options, result));
+  if (requests.putItem) {
+    if (!(await sender.put(requests.putItem)) && (await lost())) throw conflict(key, options);
+  } else if (requests.transactWriteItems) {
+    const token = result.manifest?.version ?? boundApi().driver.versionAt(sender.clock.nowMs());
+    if (!(await sender.transact(requests.transactWriteItems, token)) && (await lost())) throw conflict(key, options);
+  } else {
+    try {
+      const batches = requests.batchWriteItems ?? [];
+      // The split's capacity lists the batches first, in order.
+      await sender.batchWrites(batches, (batch) => {
+        const index = batches.indexOf(batch);
+        bytesWritten += bytes[index];
+        chunksWritten += result.capacity[index].items.length;
+        progress({ bytesWritten, totalBytes, chunksWritten, chunks });
+      });
+    } catch (error) {
+      // Nothing refers to these chunks yet.
+      await abandon(sender, requests.abort);
+      throw error;
+    }
+    let written;
+    try {
+      written = await sender.put(requests.commit);
+    } catch (error) {
+      // The commit's outcome is unknown: it may have been applied. Never
+      // abort it; its chunks are left to gc if it was not.
+      if (await committed(sender, options, result).catch(() => false)) written = true;
+      else throw error;
+    }
+    if (!written && (await lost())) {
+      await abandon(sender, requests.abort);
+      throw conflict(key, options);
+    }
+  }
+  progress({ bytesWritten: totalBytes, totalBytes, chunksWritten: chunks, chunks });
+  return cleanUp(sender, requests.cleanup);
+}
+
+/** The parent stored under `key` now, read consistently (learning the store's time). */
+function readParent(sender, key, options) {
+  return sender.get(parentRequest(key, options));
+}
+
+/**
+ * Writes `item` (DynamoDB JSON, or plain values with `format: 'plain'`):
+ * reads the stored parent, splits the item, and commits conditionally on
+ * that same parent still being there. A concurrent writer that committed
+ * first makes this throw CONFLICT, with this write's chunks deleted.
+ */
+export async function putItem(client, item, options) {
+  await init();
+  const sender = new Sender(client, options);
+  const progress = reporter(options);
+  const key = keyOf(item, options);
+  const stored = await readParent(sender, key, options);
+  checkExpect(stored, options, key);
+  const version = boundApi().driver.versionAt(sender.clock.nowMs());
+  const result = split(item, { ...options, version, expect: stored ?? 'absent' });
+  const cleanupLeft = await execute(sender, options, result, progress);
+  return {
+    mode: result.requests.mode,
+    version: result.manifest?.version,
+    manifest: result.manifest,
+    replaced: stored !== undefined,
+    bytesWritten: requestBytes(result).reduce((a, b) => a + b, 0),
+    writeUnits: result.writeUnits,
+    consumed: consumedOf(sender),
+    cleanupLeft,
+  };
+}
+
+/**
+ * Writes `source` (a Blob, a ReadableStream or a Node stream) as the
+ * binary attribute `options.attribute` of `item`, chunk by chunk as it is
+ * read: memory stays within a few chunks whatever its size. Then commits
+ * as putItem does.
+ */
+export async function putStream(client, source, item, options) {
+  await init();
+  const sender = new Sender(client, options);
+  const progress = reporter(options);
+  const key = keyOf(item, options);
+  const stored = await readParent(sender, key, options);
+  checkExpect(stored, options, key);
+  const version = boundApi().driver.versionAt(sender.clock.nowMs());
+  const pending = new Set();
+  const written = [];
+  let bytesRead = 0;
+  let failed;
+  // Chunks are written as they come, `concurrency` requests in flight.
+  const table = chunkTable(options);
+  const send = (chunk) => {
+    const write = sender
+      .batchWrite({ RequestItems: { [table]: [{ PutRequest: { Item: chunk } }] } })
+      .then(() => written.push(chunk), (error) => (failed ??= error))
+      .finally(() => pending.delete(write));
+    pending.add(write);
+  };
+  let result;
+  try {
+    result = await splitStream(source, item, {
+      ...options,
+      version,
+      expect: stored ?? 'absent',
+      async onChunk(chunk) {
+        if (failed) throw failed;
+        send(chunk);
+        while (pending.size >= sender.concurrency) await Promise.race(pending);
+        if (failed) throw failed;
+      },
+      onProgress(p) {
+        bytesRead = p.bytesRead;
+        progress({ bytesRead, totalBytes: p.totalBytes, chunksWritten: written.length, chunks: p.chunks });
+      },
+    });
+    await Promise.all(pending);
+    if (failed) throw failed;
+  } catch (error) {
+    await Promise.allSettled(pending);
+    // Delete what was written: nothing refers to it yet.
+    if (written.length > 0) await abandon(sender, boundApi().driver.chunkDeletes(written.map((c) => chunkKeyOf(c, options)), options));
+    throw error;
+  }
+  let done;
+  try {
+    done = await sender.put(result.requests.commit);
+  } catch (error) {
+    if (await committed(sender, options, result).catch(() => false)) done = true;
+    else throw error;
+  }
+  if (!done && !(await committed(sender, options, result))) {
+    await abandon(sender, result.requests.abort);
+    throw conflict(key, options);
+  }
+  const cleanupLeft = await cleanUp(sender, result.requests.cleanup);
+  return {
+    mode: result.requests.mode,
+    version: result.manifest?.version,
+    manifest: result.manifest,
+    replaced: stored !== undefined,
+    bytesWritten: bytesRead,
+    writeUnits: result.writeUnits,
+    consumed: consumedOf(sender),
+    cleanupLeft,
+  };
+}
+
+/** The table chunks go to, as the core names it. */
+function chunkTable(options) {
+  return boundApi().driver.gcScan(options).TableName;
+}
+
+/** A chunk item's key (the chunk less its data), as the core reads it. */
+function chunkKeyOf(chunk, options) {
+  return boundApi().driver.chunkOf(chunk, options).key;
+}
+
+/**
+ * Reads the item with `key`; `item` is undefined when there is none. A
+ * chunk that vanished means a concurrent overwrite replaced the version
+ * being read: the parent is read again (up to 5 times).
+ */
+export async function getItem(client, key, options) {
+  await init();
+  const sender = new Sender(client, options);
+  const progress = reporter(options);
+  const plainKey = keyOf(key, options);
+  for (let parentReads = 1; ; parentReads++) {
+    const parent = await readParent(sender, plainKey, options);
+    if (parent === undefined) return { item: undefined, chunksRead: 0, parentReads, consumed: consumedOf(sender) };
+    const { batchGetItems, version } = readRequests(parent, options);
+    const chunks = batchGetItems.reduce((n, b) => n + Object.values(b.RequestItems).reduce((m, r) => m + r.Keys.length, 0), 0);
+    let chunksRead = 0;
+    progress({ chunksRead, chunks });
+    const items = await sender.batchGets(batchGetItems, (found) => {
+      chunksRead += found.length;
+      progress({ chunksRead, chunks });
+    });
+    try {
+      const item = reassemble(parent, items, options);
+      return { item, version, chunksRead: items.length, parentReads, consumed: consumedOf(sender) };
+    } catch (error) {
+      if (error?.code !== 'CHUNK_MISSING') throw error;
+      if (parentReads > MAX_REREADS) {
+        throw dynasliceError('CHUNKS_VANISHED', `chunks of ${keyText(parentRequest(plainKey, options).Key, options)} stayed missing after ${parentReads} reads of its parent: the store lost them`);
+      }
+      // Deleted under us by an overwrite's cleanup? Only if the parent moved on.
+      const now = await readParent(sender, plainKey, options);
+      if (now !== undefined && carriesVersion(now, version)) throw error;
+    }
+  }
+}
+
+/**
+ * Deletes the item with `key` and its chunks: the parent first (on the
+ * condition that it is still the version read), then the chunks.
+ */
+export async function deleteItem(client, key, options) {
+  await init();
+  const sender = new Sender(client, options);
+  const plainKey = keyOf(key, options);
+  const stored = await readParent(sender, plainKey, options);
+  if (stored === undefined) return { deleted: false, chunksDeleted: 0, chunksLeft: 0, consumed: consumedOf(sender) };
+  const plan = deleteRequests(stored, options);
+  if (!(await sender.delete(plan.deleteItem)) && (await readParent(sender, plainKey, options)) !== undefined) {
+    throw conflict(plan.deleteItem.Key, options);
+  }
+  const chunks = plan.batchWriteItems.reduce((n, b) => n + Object.values(b.RequestItems).reduce((m, r) => m + r.length, 0), 0);
+  const chunksLeft = await cleanUp(sender, plan.batchWriteItems);
+  return { deleted: true, chunksDeleted: chunks - chunksLeft, chunksLeft, consumed: consumedOf(sender) };
+}
+
+/**
+ * Deletes chunks no parent references once they are older than
+ * `graceMs` (default 1 hour), judged by the store's clock. A parent whose
+ * manifest cannot be read keeps every chunk of its key.
+ */
+export async function gc(client, options) {
+  await init();
+  const sender = new Sender(client, options);
+  const graceMs = options?.graceMs ?? DEFAULT_GRACE_MS;
+  if (typeof graceMs !== 'number' || !(graceMs >= 0)) throw badOption('graceMs', 'a number of milliseconds, 0 or more');
+  const dryRun = flag(options, 'dryRun', false);
+  const { driver } = boundApi();
+  const report = { chunks: 0, referenced: 0, young: 0, deleted: 0, unreadable: 0, unreadableParents: [] };
+  // parent key (as JSON) -> { parentKey, versions: version -> { versionMs, keys } }
+  const found = new Map();
+  await sender.scan(driver.gcScan(options), (items) => {
+    for (const item of items) {
+      const chunk = driver.chunkOf(item, options);
+      if (chunk === undefined) continue;
+      report.chunks += 1;
+      const id = JSON.stringify(chunk.parentKey);
+      const parent = found.get(id) ?? { parentKey: chunk.parentKey, versions: new Map() };
+      found.set(id, parent);
+      const version = parent.versions.get(chunk.version) ?? { versionMs: chunk.versionMs, keys: [] };
+      parent.versions.set(chunk.version, version);
+      version.keys.push(chunk.key);
+    }
+  });
+  const doomed = [];
+  const dynamodb = { ...options, format: 'dynamodb' };
+  for (const { parentKey, versions } of found.values()) {
+    const stored = await sender.get(parentRequest(parentKey, dynamodb));
+    // The stored parent's version, or why it cannot be read.
+    let referenced;
+    let unreadable;
+    if (stored !== undefined) {
+      try {
+        referenced = readRequests(stored, dynamodb).version;
+      } catch (error) {
+        unreadable = `${error.message} [${error.code}]`;
+        report.unreadableParents.push({ key: parentKey, reason: unreadable });
+      }
+    }
+    const nowMs = sender.clock.nowMs();
+    for (const [version, { versionMs, keys }] of versions) {
+      if (version === referenced) report.referenced += keys.length;
+      else if (unreadable !== undefined) report.unreadable += keys.length;
+      else if (versionMs + graceMs > nowMs) report.young += keys.length;
+      else {
+        report.deleted += keys.length;
+        doomed.push(...keys);
+      }
+    }
+  }
+  if (!dryRun && doomed.length > 0) await sender.batchWrites(driver.chunkDeletes(doomed, dynamodb));
+  return { ...report, dryRun, consumed: consumedOf(sender) };
+}
