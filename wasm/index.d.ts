@@ -104,7 +104,7 @@ export interface TableOptions {
   /** The parent table's name. */
   table: string;
   /** The parent table's key: the partition key, then the sort key if any. */
-  key: [KeyAttribute] | [KeyAttribute, KeyAttribute];
+  key: readonly [KeyAttribute] | readonly [KeyAttribute, KeyAttribute];
   /**
    * Where chunks go. `"table"` (default): a second table with a string
    * partition key (`chunkTable`, `chunkKey`); chunks spread over partitions.
@@ -137,7 +137,7 @@ export interface Violation {
 /** Options of {@link validateItem}. */
 export interface ValidateOptions extends InputOptions {
   /** Check key presence, type and size against this key schema. */
-  key?: [KeyAttribute] | [KeyAttribute, KeyAttribute];
+  key?: readonly [KeyAttribute] | readonly [KeyAttribute, KeyAttribute];
   /** The item size limit (default and maximum 409,600 bytes). */
   maxItemBytes?: number;
 }

@@ -9,8 +9,9 @@
 //! Arguments: the upstream server's address, the fault rate (0 to 1) and a
 //! seed. It prints `fault proxy listening http://127.0.0.1:PORT` once it
 //! listens, starts with faults off, and then reads one command per line on
-//! stdin: `on`, `off`, `rate <0..1>`, `counts` (prints the counts as one
-//! line of JSON). It exits when stdin closes.
+//! stdin: `on`, `off`, `rate <0..1>` (each answered `ok` once in effect),
+//! `counts` (answered with the counts as one line of JSON). It exits when
+//! stdin closes.
 
 #[path = "../tests/support/fault_proxy.rs"]
 mod fault_proxy;
@@ -64,9 +65,17 @@ async fn main() -> ExitCode {
             (Some("on"), None) => proxy.set_enabled(true),
             (Some("off"), None) => proxy.set_enabled(false),
             (Some("rate"), Some(Ok(rate))) => proxy.set_rate(rate),
-            (Some("counts"), None) => println!("{}", counts_json(&proxy.counts())),
-            _ => eprintln!("fault proxy: unknown command {line:?} (on, off, rate <0..1>, counts)"),
+            (Some("counts"), None) => {
+                println!("{}", counts_json(&proxy.counts()));
+                continue;
+            }
+            _ => {
+                println!("error: unknown command {line:?} (on, off, rate <0..1>, counts)");
+                continue;
+            }
         }
+        // Acknowledged once in effect: a test may send requests right after.
+        println!("ok");
     }
     ExitCode::SUCCESS
 }

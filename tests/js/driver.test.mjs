@@ -298,6 +298,32 @@ describe('gc', () => {
   });
 });
 
+describe("the store's clock", () => {
+  /** The Unix milliseconds a version id (a ULID) was stamped at: its first 10 base-32 characters. */
+  const stampedAt = (version) => [...version.slice(0, 10)].reduce((ms, c) => ms * 32 + '0123456789ABCDEFGHJKMNPQRSTVWXYZ'.indexOf(c), 0);
+
+  test('a writer whose clock runs two hours behind stamps its version in the store\'s time', async () => {
+    const realNow = Date.now;
+    const behind = 2 * 3600 * 1000;
+    const before = realNow();
+    Date.now = () => realNow() - behind;
+    let put;
+    try {
+      put = await putItem(client, blob('clock#behind', 1 * MB), { ...DOCS, mode: 'batch' });
+    } finally {
+      Date.now = realNow;
+    }
+    const at = stampedAt(put.version);
+    // The store's Date header has whole seconds: within 2 s of the real time, not two hours off.
+    assert.ok(at >= before - 2000 && at <= realNow() + 2000, `stamped ${new Date(at).toISOString()}, now ${new Date().toISOString()}`);
+    // So a gc with a short grace, running on a correct clock, sees the chunks as young, not abandoned.
+    const orphan = split(blob('clock#orphan', 1 * MB), { ...DOCS, mode: 'batch', version: put.version.replace(/.$/, (c) => (c === '0' ? '1' : '0')) });
+    for (const chunk of orphan.chunks) await client.send(new PutItemCommand({ TableName: 'docs_chunks', Item: chunk }));
+    const report = await gc(client, { ...DOCS, graceMs: 10 * 60 * 1000, dryRun: true });
+    assert.ok(report.young >= orphan.chunks.length, JSON.stringify(report));
+  });
+});
+
 describe('options and input', () => {
   test('a missing or wrong client, retry or concurrency is OPTIONS_INVALID', async () => {
     await assert.rejects(putItem(undefined, blob('opt', 10), DOCS), { code: 'OPTIONS_INVALID' });

@@ -1,11 +1,12 @@
 // Node only: the npm package as users get it. `npm pack` in wasm/, the
 // tarball's exact file list, then a clean project outside the repository
 // installs the tarball and loads it as ESM, as CommonJS and (with initSync)
-// through its browser entry, each in its own Node process.
+// through its browser entry, each in its own Node process; then, with the
+// AWS SDK installed beside it, the driver dynaslice/dynamodb.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 const wasmDir = fileURLToPath(new URL('../../wasm/', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const quiet = { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] };
+/** The SDK version the repository tests with (in npm's cache, so an offline install finds it). */
+const sdkVersion = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url))).devDependencies['@aws-sdk/client-dynamodb'];
 
 /** A sample item and the size every entry must agree on. */
 const SAMPLE = "{ pk: { S: 'order#1' }, total: { N: '1299.95' }, tags: { SS: ['a', 'b'] }, blob: { B: new Uint8Array(100) } }";
@@ -26,7 +29,7 @@ test('npm pack ships exactly the built package, and a clean project can use it',
     for (const f of packed.files) t.diagnostic(`${f.path}  ${f.size} bytes`);
     t.diagnostic(`${packed.filename}: ${packed.size} bytes packed, ${packed.unpackedSize} unpacked`);
 
-    const js = readdirSync(join(wasmDir, 'js')).filter((f) => /\.(m|c)?js$/.test(f)).map((f) => `js/${f}`);
+    const js = readdirSync(join(wasmDir, 'js'), { recursive: true }).filter((f) => /\.(m|c)?js$/.test(f)).map((f) => `js/${f}`);
     const expected = [
       'LICENSE-APACHE',
       'LICENSE-MIT',
@@ -36,11 +39,13 @@ test('npm pack ships exactly the built package, and a clean project can use it',
       'dist/web/dynaslice_wasm.js',
       'dist/web/dynaslice_wasm_bg.wasm',
       'index.d.ts',
+      'dynamodb.d.ts',
       ...js,
       'package.json',
     ].sort();
     assert.deepEqual(files, expected);
     assert.ok(js.includes('js/node.mjs') && js.includes('js/node.cjs') && js.includes('js/browser.js'));
+    assert.ok(js.includes('js/dynamodb.js') && js.includes('js/dynamodb/sender.js'));
     for (const f of packed.files.filter((f) => f.path.endsWith('.wasm'))) {
       assert.ok(f.size > 50_000 && f.size < 2_000_000, `${f.path}: ${f.size} bytes`);
     }
@@ -75,6 +80,16 @@ test('npm pack ships exactly the built package, and a clean project can use it',
     assert.equal(esm, expectedOut, 'ESM');
     assert.equal(cjs, expectedOut, 'CommonJS');
     assert.equal(browser, expectedOut, 'the browser entry, loaded with initSync');
+
+    // The driver: its peer dependency is not installed with the package (the
+    // main entry above worked without it); once the app installs it, the
+    // subpath loads from ESM and CommonJS (require of an ES module).
+    assert.ok(!existsSync(join(project, 'node_modules', '@aws-sdk', 'client-dynamodb')), 'the SDK is not bundled or installed');
+    execFileSync(npm, ['install', `@aws-sdk/client-dynamodb@${sdkVersion}`, '--offline', '--no-audit', '--no-fund'], { ...quiet, cwd: project });
+    const exportsOf = 'console.log(Object.keys(driver).sort().join())';
+    const names = 'DEFAULT_CONCURRENCY,DEFAULT_GRACE_MS,DEFAULT_RETRY,deleteItem,gc,getItem,putItem,putStream';
+    assert.equal(node(['--input-type=module'], `import * as driver from 'dynaslice/dynamodb';\n${exportsOf}`), names, 'ESM');
+    assert.equal(node([], `const driver = require('dynaslice/dynamodb');\n${exportsOf}`), names, 'CommonJS');
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
 export const root = fileURLToPath(new URL('../../..', import.meta.url));
-const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(root, 'target');
+export const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(root, 'target');
 const binary = process.env.DYNASLICE_BIN || join(targetDir, 'debug', 'dynaslice');
 let built = Boolean(process.env.DYNASLICE_BIN);
 

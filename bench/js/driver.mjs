@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// The npm package's driver (dynaslice/dynamodb, in this Node process) beside
+// the Rust host (the `dynaslice` CLI, release build, one process per
+// operation) on the same store: Amazon's DynamoDB Local on 127.0.0.1. Puts
+// and gets of a 10 MiB random binary and a ~10 MiB order-history document
+// (DynamoDB JSON), each side's defaults, fresh keys per repetition. Prints a
+// Markdown table of MB/s (10^6 payload bytes per second of wall time,
+// median of the repetitions); BENCHMARKS.md has a run.
+//
+//   npm run bench:driver            # builds the host (release) first if needed
+//   DYNASLICE_BENCH_REPS=7 npm run bench:driver
+//
+// The host's times include its process start and its DescribeTable; the row
+// "host: a get of an absent key" shows what that costs alone.
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { getItem, putItem } from 'dynaslice/dynamodb';
+import { startDynamoDBLocal } from '../../tests/js/support/dynamodb-local.mjs';
+import { orderHistory } from '../../tests/js/support/documents.mjs';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(root, 'target');
+const host = join(targetDir, 'release', 'dynaslice');
+const REPS = Number(process.env.DYNASLICE_BENCH_REPS ?? 5);
+const MiB = 1024 * 1024;
+
+console.error('bench: building the host (release)…');
+execFileSync('cargo', ['build', '--release', '-p', 'dynaslice-host', '--bin', 'dynaslice'], { cwd: root, stdio: ['ignore', 'inherit', 'inherit'] });
+
+const server = await startDynamoDBLocal();
+const client = server.client();
+const work = mkdtempSync(join(tmpdir(), 'dynaslice-bench-driver-'));
+const table = { table: 'docs', key: [{ name: 'pk', type: 'S' }] };
+
+/** Runs the host CLI against the server; returns its stdout. */
+function cli(args) {
+  const run = spawnSync(host, [...args, '--endpoint', server.endpoint], {
+    env: { ...process.env, AWS_ACCESS_KEY_ID: 'x', AWS_SECRET_ACCESS_KEY: 'x', AWS_REGION: 'us-east-1' },
+    maxBuffer: 256 * MiB,
+    encoding: 'buffer',
+  });
+  if (run.status !== 0) throw new Error(`dynaslice ${args.join(' ')}: ${run.stderr}`);
+  return run.stdout;
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Median wall time in ms of `REPS` calls of `once(rep)`, after one warm-up. */
+async function timed(once) {
+  await once(-1);
+  const times = [];
+  for (let rep = 0; rep < REPS; rep++) {
+    const start = performance.now();
+    await once(rep);
+    times.push(performance.now() - start);
+  }
+  return median(times);
+}
+
+try {
+  for (const name of ['docs', 'docs_chunks']) {
+    await client.send(
+      new CreateTableCommand({
+        TableName: name,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      }),
+    );
+  }
+  const binary = new Uint8Array(randomBytes(10 * MiB));
+  const binaryFile = join(work, 'binary.bin');
+  writeFileSync(binaryFile, binary);
+  const docPlain = orderHistory({ pk: 'x' }, 10 * MiB, 1);
+  const { pk: _, ...docBody } = marshall(docPlain, { convertClassInstanceToMap: true });
+  const docJsonBytes = Buffer.byteLength(JSON.stringify(docBody));
+
+  const rows = [];
+  // Binary: the host streams a file into `data`; the driver writes the same bytes as `data`.
+  const binaryKey = (who, rep) => `bin-${who}-${rep}`;
+  const hostBinPut = await timed((rep) => cli(['put', '-t', 'docs', '-k', `pk=${binaryKey('host', rep)}`, '--file', binaryFile]));
+  const hostBinGet = await timed((rep) => {
+    const out = join(work, `out-${rep}.bin`);
+    cli(['get', '-t', 'docs', '-k', `pk=${binaryKey('host', rep)}`, '--out', out]);
+    if (!readFileSync(out).equals(binary)) throw new Error('host get: bytes differ');
+  });
+  const driverBinPut = await timed((rep) => putItem(client, { pk: { S: binaryKey('driver', rep) }, data: { B: binary } }, table));
+  const driverBinGet = await timed(async (rep) => {
+    const { item } = await getItem(client, { pk: { S: binaryKey('driver', rep) } }, table);
+    if (!Buffer.from(item.data.B).equals(binary)) throw new Error('driver get: bytes differ');
+  });
+  rows.push(['binary 10 MiB', binary.length, hostBinPut, driverBinPut, hostBinGet, driverBinGet]);
+
+  // The document, in DynamoDB JSON: the host reads it from a file, the driver takes the object.
+  const docKey = (who, rep) => `doc-${who}-${rep}`;
+  const docFile = (rep) => join(work, `doc-${rep}.json`);
+  for (let rep = -1; rep < REPS; rep++) writeFileSync(docFile(rep), JSON.stringify({ pk: { S: docKey('host', rep) }, ...docBody }));
+  const hostDocPut = await timed((rep) => cli(['put', '-t', 'docs', '-k', `pk=${docKey('host', rep)}`, '--json', `@${docFile(rep)}`]));
+  const hostDocGet = await timed((rep) => cli(['get', '-t', 'docs', '-k', `pk=${docKey('host', rep)}`, '--json']));
+  const driverDocPut = await timed((rep) => putItem(client, { pk: { S: docKey('driver', rep) }, ...docBody }, table));
+  const driverDocGet = await timed((rep) => getItem(client, { pk: { S: docKey('driver', rep) } }, table));
+  rows.push(['order history ~10 MiB (JSON)', docJsonBytes, hostDocPut, driverDocPut, hostDocGet, driverDocGet]);
+
+  const hostNoop = await timed(() => cli(['get', '-t', 'docs', '-k', 'pk=absent', '--json']));
+
+  const mbs = (bytes, ms) => (bytes / 1e6 / (ms / 1000)).toFixed(1);
+  console.log(`\nNode ${process.version}, ${cpus().length} × ${cpus()[0]?.model}, load ${loadavg()[0].toFixed(1)}, ${REPS} repetitions (median)\n`);
+  console.log('| item | payload bytes | host put MB/s | driver put MB/s | driver/host put | host get MB/s | driver get MB/s | driver/host get |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  for (const [name, bytes, hp, dp, hg, dg] of rows) {
+    console.log(`| ${name} | ${bytes.toLocaleString('en')} | ${mbs(bytes, hp)} | ${mbs(bytes, dp)} | ${(hp / dp).toFixed(2)}x | ${mbs(bytes, hg)} | ${mbs(bytes, dg)} | ${(hg / dg).toFixed(2)}x |`);
+  }
+  console.log(`\nWall times, ms (median): ${rows.map(([n, , hp, dp, hg, dg]) => `${n}: host put ${hp.toFixed(0)}, driver put ${dp.toFixed(0)}, host get ${hg.toFixed(0)}, driver get ${dg.toFixed(0)}`).join('; ')}.`);
+  console.log(`Host: a get of an absent key (process start, DescribeTable, one GetItem): ${hostNoop.toFixed(0)} ms.`);
+} finally {
+  client.destroy();
+  await server.stop();
+  rmSync(work, { recursive: true, force: true });
+}

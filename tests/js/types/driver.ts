@@ -1,0 +1,51 @@
+// A user's TypeScript for `dynaslice/dynamodb`: every export of the driver
+// with its options, checked by `tsc --noEmit` (tests/js/types.test.mjs)
+// against the package's dynamodb.d.ts, with the real SDK clients' types.
+// Lines marked @ts-expect-error must stay errors.
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, deleteItem, gc, getItem, putItem, putStream } from 'dynaslice/dynamodb';
+import type { GcReport, GetResult, PutProgress, PutResult } from 'dynaslice/dynamodb';
+
+const client = new DynamoDBClient({});
+const doc = DynamoDBDocumentClient.from(client);
+const table = { table: 'docs', key: [{ name: 'pk', type: 'S' }] } as const;
+const controller = new AbortController();
+
+export async function use(): Promise<void> {
+  const seen: PutProgress[] = [];
+  const put: PutResult = await putItem(client, { pk: { S: 'a' }, data: { B: new Uint8Array(8) } }, {
+    ...table,
+    mode: 'batch',
+    codec: 'zstd',
+    keep: ['gsi1'],
+    expect: 'absent',
+    concurrency: 8,
+    retry: { maxAttempts: 5, baseDelayMs: 50, maxDelayMs: 1000 },
+    signal: controller.signal,
+    onProgress: (p) => seen.push(p),
+  });
+  const replaced: PutResult = await putItem(doc, { pk: 'a', n: 1 }, { ...table, format: 'plain', expect: { version: put.version ?? '' } });
+  const streamed: PutResult = await putStream(client, new Blob([new Uint8Array(4)]), { pk: { S: 'f' } }, {
+    ...table,
+    attribute: 'file',
+    codec: 'gzip',
+    onProgress: ({ bytesRead, totalBytes }) => console.log(bytesRead, totalBytes),
+  });
+  const got: GetResult = await getItem(client, { pk: { S: 'a' } }, { ...table, consistentRead: false, onProgress: ({ chunksRead, chunks }) => console.log(chunksRead, chunks) });
+  const plain = await getItem(doc, { pk: 'a' }, { ...table, format: 'plain', wrapNumbers: true });
+  const gone = await deleteItem(client, { pk: { S: 'a' } }, { ...table, signal: controller.signal });
+  const report: GcReport = await gc(client, { ...table, graceMs: 60_000, dryRun: true });
+  console.log(seen, replaced.mode, streamed.cleanupLeft, got.item, got.version, plain.consumed.readUnits, gone.chunksLeft, report.unreadableParents);
+  console.log(DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY.maxAttempts);
+
+  // Mistakes the types catch.
+  // @ts-expect-error expect is 'absent' or a version
+  await putItem(client, { pk: { S: 'a' } }, { ...table, expect: 'any' });
+  // @ts-expect-error putStream needs the attribute
+  await putStream(client, new Blob([]), { pk: { S: 'f' } }, table);
+  // @ts-expect-error a client is needed
+  await getItem({ pk: { S: 'a' } }, table);
+  // @ts-expect-error retry attempts are a number
+  await gc(client, { ...table, retry: { maxAttempts: 'many' } });
+}

@@ -1,0 +1,188 @@
+// Types of `dynaslice/dynamodb`: items of any size with @aws-sdk/client-dynamodb.
+
+import type { DynamoItem, DynamoItemInput, ManifestSummary, PlainItem, SplitOptions, TableOptions, InputOptions, OutputOptions } from './index.js';
+
+/**
+ * The client: a `DynamoDBClient`, or a `DynamoDBDocumentClient` (with `format: 'plain'`),
+ * from `@aws-sdk/client-dynamodb` and `@aws-sdk/lib-dynamodb` v3.
+ */
+export interface DynamoDBClientLike {
+  send(command: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+}
+
+/** Retries of each request: throttling, 5xx and dropped connections, and unprocessed batch items. */
+export interface RetryOptions {
+  /** Attempts of one request, and rounds of a batch without progress (default 10). */
+  maxAttempts?: number;
+  /** Backoff ceiling of the first retry, doubling each time (default 25). */
+  baseDelayMs?: number;
+  /** Largest backoff ceiling (default 2000); each wait is a random time below the ceiling (full jitter). */
+  maxDelayMs?: number;
+}
+
+/** What every driver call takes besides the table. */
+export interface DriverOptions {
+  /** Requests in flight at once (default 4). */
+  concurrency?: number;
+  /** Retry policy (default: 10 attempts, 25 ms doubling to 2 s). */
+  retry?: RetryOptions;
+  /** Stops the operation: it rejects with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+/** Capacity the store reported consuming (ReturnConsumedCapacity TOTAL). */
+export interface ConsumedCapacity {
+  readUnits: number;
+  writeUnits: number;
+}
+
+/** Progress of {@link putItem}. */
+export interface PutProgress {
+  /** Exact item bytes written so far. */
+  bytesWritten: number;
+  /** Exact item bytes the write sends. */
+  totalBytes: number;
+  chunksWritten: number;
+  chunks: number;
+}
+
+/** Progress of {@link putStream}. */
+export interface PutStreamProgress {
+  /** Payload bytes read from the source so far. */
+  bytesRead: number;
+  totalBytes: number;
+  chunksWritten: number;
+  chunks: number;
+}
+
+/** Progress of {@link getItem}. */
+export interface GetProgress {
+  chunksRead: number;
+  chunks: number;
+}
+
+export interface PutOptions extends Omit<SplitOptions, 'expect' | 'version'>, DriverOptions {
+  /**
+   * What the stored item must be. Default: whatever is stored is replaced, on the
+   * condition that it is still there at the commit (a writer that committed first
+   * makes this one fail with `CONFLICT`). `'absent'`: no item has this key.
+   * `{ version }`: the stored item is that version.
+   */
+  expect?: 'absent' | { version: string };
+  onProgress?: (progress: PutProgress) => void;
+}
+
+export interface PutStreamOptions extends Omit<PutOptions, 'onProgress' | 'codec'>, DriverOptions {
+  /** The binary attribute the source's bytes become. */
+  attribute: string;
+  /** The source's exact length (a Blob's is known). */
+  size?: number;
+  /** `'none'` (default) or a deflate codec. */
+  codec?: 'none' | 'deflate' | 'zlib' | 'gzip';
+  onProgress?: (progress: PutStreamProgress) => void;
+}
+
+/** The result of {@link putItem} and {@link putStream}. */
+export interface PutResult {
+  /** How it was written: `'single'` (one PutItem), `'atomic'` (one transaction) or `'batch'`. */
+  mode: 'single' | 'atomic' | 'batch';
+  /** The version written; absent for an item stored whole. */
+  version?: string;
+  manifest?: ManifestSummary;
+  /** Whether an item was replaced. */
+  replaced: boolean;
+  /** Exact bytes of the items written (`putStream`: the payload's bytes). */
+  bytesWritten: number;
+  /** Write capacity units the plan costs. */
+  writeUnits: number;
+  consumed: ConsumedCapacity;
+  /** Deletes of the replaced version's chunks that failed: left to {@link gc}. */
+  cleanupLeft: number;
+}
+
+export interface GetOptions extends TableOptions, InputOptions, OutputOptions, DriverOptions {
+  /** Read chunks strongly consistent (default true). */
+  consistentRead?: boolean;
+  onProgress?: (progress: GetProgress) => void;
+}
+
+/** The result of {@link getItem}. */
+export interface GetResult<T = DynamoItem | PlainItem> {
+  /** The item, or undefined when no item has this key. */
+  item: T | undefined;
+  /** The version read; absent for an item stored whole. */
+  version?: string;
+  chunksRead: number;
+  /** Reads of the parent: more than one when an overwrite replaced the version being read. */
+  parentReads: number;
+  consumed: ConsumedCapacity;
+}
+
+export interface DeleteOptions extends TableOptions, InputOptions, DriverOptions {}
+
+/** The result of {@link deleteItem}. */
+export interface DeleteResult {
+  deleted: boolean;
+  chunksDeleted: number;
+  /** Chunk deletes that failed: left to {@link gc}. */
+  chunksLeft: number;
+  consumed: ConsumedCapacity;
+}
+
+export interface GcOptions extends TableOptions, DriverOptions {
+  /** Unreferenced chunks younger than this are kept (default 3,600,000: one hour), by the store's clock. */
+  graceMs?: number;
+  /** Report only; delete nothing. */
+  dryRun?: boolean;
+}
+
+/** The result of {@link gc}. */
+export interface GcReport {
+  /** Chunks found. */
+  chunks: number;
+  /** Chunks of a stored parent's version. */
+  referenced: number;
+  /** Unreferenced chunks within the grace period. */
+  young: number;
+  /** Unreferenced chunks deleted (or, with `dryRun`, to delete). */
+  deleted: number;
+  /** Chunks kept because their parent's manifest cannot be read. */
+  unreadable: number;
+  unreadableParents: Array<{ key: DynamoItem; reason: string }>;
+  dryRun: boolean;
+  consumed: ConsumedCapacity;
+}
+
+/** Requests in flight at once by default (4). */
+export const DEFAULT_CONCURRENCY: number;
+/** The default retry policy. */
+export const DEFAULT_RETRY: Readonly<Required<RetryOptions>>;
+/** gc's default grace period in milliseconds (one hour). */
+export const DEFAULT_GRACE_MS: number;
+
+/**
+ * Writes `item`: reads the stored parent, splits the item, and commits conditionally on
+ * that same parent still being there. Throws `CONFLICT` when another writer committed first
+ * (this write's chunks deleted).
+ */
+export function putItem(client: DynamoDBClientLike, item: DynamoItemInput | PlainItem, options: PutOptions): Promise<PutResult>;
+
+/**
+ * Writes `source` as the binary attribute `options.attribute` of `item`, chunk by chunk as it
+ * is read (memory stays within a few chunks), then commits as {@link putItem} does.
+ */
+export function putStream(
+  client: DynamoDBClientLike,
+  source: Blob | ReadableStream<Uint8Array> | AsyncIterable<Uint8Array>,
+  item: DynamoItemInput | PlainItem,
+  options: PutStreamOptions,
+): Promise<PutResult>;
+
+/** Reads the item with `key` whole. */
+export function getItem(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: GetOptions): Promise<GetResult>;
+
+/** Deletes the item with `key`, then its chunks. */
+export function deleteItem(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: DeleteOptions): Promise<DeleteResult>;
+
+/** Deletes chunks no stored parent references, once older than `graceMs`. */
+export function gc(client: DynamoDBClientLike, options: GcOptions): Promise<GcReport>;
