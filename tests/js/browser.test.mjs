@@ -8,37 +8,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, createReadStream } from 'node:fs';
-import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { extname, join, normalize, sep } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { CHROMIUM, launchChromium, serveFiles } from './support/chromium.mjs';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const CHROMIUM = '/usr/bin/chromium';
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.wasm': 'application/wasm',
-};
-
-/** Serves files under the repository root on 127.0.0.1 (GET only, no listing). */
-function serve() {
-  const server = createServer((request, response) => {
-    const path = normalize(join(root, decodeURIComponent(new URL(request.url, 'http://x').pathname)));
-    const type = TYPES[extname(path)];
-    if (request.method !== 'GET' || !path.startsWith(root.endsWith(sep) ? root : root + sep) || !type || !existsSync(path) || !statSync(path).isFile()) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, { 'content-type': type, 'cache-control': 'no-store' });
-    createReadStream(path).pipe(response);
-  });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
-}
 
 test('the portable tests pass in headless Chromium against the browser build', async (t) => {
   assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install -y chromium chromium-driver`);
@@ -47,13 +22,9 @@ test('the portable tests pass in headless Chromium against the browser build', a
   const expected = JSON.parse(execFileSync(process.execPath, ['tests/js/browser/list-tests.mjs', ...files], { cwd: root, encoding: 'utf8' }));
   assert.ok(expected.length >= 50, `Node registers ${expected.length} portable tests`);
 
-  const server = await serve();
-  const profile = mkdtempSync(join(tmpdir(), 'dynaslice-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const server = await serveFiles(root);
+  const chromium = await launchChromium();
+  const { context } = chromium;
   try {
     const page = context.pages()[0] ?? (await context.newPage());
     const logs = [];
@@ -76,8 +47,7 @@ test('the portable tests pass in headless Chromium against the browser build', a
     assert.equal(results.passed, expected.filter((e) => !e.todo).length);
     assert.equal(results.todo, expected.filter((e) => e.todo).length);
   } finally {
-    await context.close();
+    await chromium.close();
     server.close();
-    rmSync(profile, { recursive: true, force: true });
   }
 });
