@@ -151,12 +151,9 @@ pub fn read_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
         &convert::batch_gets(&read.batches),
     );
     set(&result, "readUnits", &read.read_units().into());
-    let version = read.manifest.map(|m| m.version.to_text());
-    set(
-        &result,
-        "version",
-        &version.map_or(JsValue::UNDEFINED, Into::into),
-    );
+    if let Some(manifest) = read.manifest {
+        set(&result, "version", &manifest.version.to_text().into());
+    }
     Ok(result.into())
 }
 
