@@ -157,11 +157,12 @@ test('parentRequest refuses a key that does not match the key schema', () => {
   throwsDynaslice(() => parentRequest({ pk: { S: '' } }, table), 'KEY_EMPTY');
 });
 
-test('readRequests: BatchGetItems of exactly the chunk keys, at most 100 keys each, and their read units', () => {
+test('readRequests: BatchGetItems of exactly the chunk keys, at most 100 keys each, their read units and version', () => {
   const many = split({ pk: { S: 'doc' }, data: { B: randomBytes(600_000) } }, { ...table, chunkItemBytes: 2048 });
   assert.ok(many.chunks.length > 250);
   for (const [result, options] of [[written, table], [many, table]]) {
     const read = readRequests(result.parent, options);
+    assert.equal(read.version, result.manifest.version);
     const keys = read.batchGetItems.flatMap((batch) => {
       assert.deepEqual(Object.keys(batch.RequestItems), ['docs_chunks']);
       assert.equal(batch.RequestItems.docs_chunks.ConsistentRead, true);
@@ -183,7 +184,8 @@ test('readRequests: BatchGetItems of exactly the chunk keys, at most 100 keys ea
   assert.deepEqual(sizes, [40, huge.chunks.length - 40]);
   assert.deepEqual(readRequests({ pk: { S: 'a' } }, table), { batchGetItems: [], readUnits: 0 });
   const inline = split({ pk: { S: 'doc' }, body: { S: 'quarterly numbers, '.repeat(60_000) } }, table);
-  assert.deepEqual(readRequests(inline.parent, table), { batchGetItems: [], readUnits: 0 });
+  // Stored inline: no chunk to read, but a version.
+  assert.deepEqual(readRequests(inline.parent, table), { batchGetItems: [], readUnits: 0, version: inline.manifest.version });
 });
 
 test('readRequests in the collection layout: the parent table, partition and sort keys', () => {
