@@ -326,6 +326,8 @@ catalogue! {
     NotFound = "NOT_FOUND", NotFound;
     /// The table does not exist on the store.
     TableNotFound = "TABLE_NOT_FOUND", NotFound;
+    /// The item has no attribute of the name asked for.
+    AttributeNotFound = "ATTRIBUTE_NOT_FOUND", NotFound;
     /// The table is not on this server's allow-list.
     TableNotAllowed = "TABLE_NOT_ALLOWED", Forbidden;
     /// The key is outside the scope this caller may use.
@@ -368,6 +370,12 @@ catalogue! {
     SplitterFreed = "SPLITTER_FREED", Client;
     /// A Splitter was used after it finished.
     SplitterFinished = "SPLITTER_FINISHED", Client;
+    /// A ChunkReader was finished before every byte of its attribute was read.
+    ReaderNotDrained = "READER_NOT_DRAINED", Client;
+    /// A ChunkReader was used after `free()`.
+    ReaderFreed = "READER_FREED", Client;
+    /// A ChunkReader was used after it finished.
+    ReaderFinished = "READER_FINISHED", Client;
     /// `crypto.getRandomValues` is unavailable or failed.
     RandomUnavailable = "RANDOM_UNAVAILABLE", Client;
     /// A stored number has no exact JavaScript number (ask for `wrapNumbers`).

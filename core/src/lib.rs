@@ -8,6 +8,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod capacity;
+mod chunk_reader;
 pub mod code;
 pub mod codec;
 mod cutter;
@@ -29,6 +30,7 @@ mod value;
 pub mod version;
 
 pub use capacity::{ReadConsistency, read_units, write_units};
+pub use chunk_reader::{ChunkReader, READ_PIECE_BYTES};
 pub use code::{Category, Code};
 pub use codec::{Codec, CodecError, Compression};
 pub use encoding::DecodeError;

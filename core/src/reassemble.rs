@@ -129,6 +129,21 @@ pub enum ReassembleError {
         /// The name.
         name: String,
     },
+    /// The item has no attribute of the name asked for ([`crate::ChunkReader`]).
+    AttributeNotFound {
+        /// The name.
+        name: String,
+    },
+    /// The attribute asked for holds neither a string nor binary
+    /// ([`crate::ChunkReader`]).
+    AttributeNotBlob {
+        /// The name.
+        name: String,
+        /// Its type descriptor (`"N"`, `"M"`, …).
+        found: &'static str,
+    },
+    /// A [`crate::ChunkReader`] was finished with attribute bytes not yet read.
+    Unread,
 }
 
 impl ReassembleError {
@@ -151,6 +166,9 @@ impl ReassembleError {
             Self::Codec(e) => e.code(),
             Self::Decode(e) => e.code(),
             Self::AttributeConflict { .. } => Code::AttributeConflict,
+            Self::AttributeNotFound { .. } => Code::AttributeNotFound,
+            Self::AttributeNotBlob { .. } => Code::AttributeNotBlob,
+            Self::Unread => Code::ReaderNotDrained,
         }
     }
 }
@@ -198,6 +216,11 @@ impl fmt::Display for ReassembleError {
                     "attribute {name} is both on the parent and in the chunks"
                 )
             }
+            Self::AttributeNotFound { name } => write!(f, "the item has no attribute {name}"),
+            Self::AttributeNotBlob { name, found } => {
+                write!(f, "attribute {name} is of type {found}, not S or B")
+            }
+            Self::Unread => f.write_str("finished with bytes of the attribute not yet read"),
         }
     }
 }
@@ -285,7 +308,7 @@ pub fn reassemble(
 }
 
 /// A chunk's bytes and its recorded digest.
-type ChunkData<'c> = (&'c [u8], u64);
+pub(crate) type ChunkData<'c> = (&'c [u8], u64);
 
 /// The first chunk whose bytes fail their digest, if any, else `error`.
 fn blame(chunks: &[ChunkData<'_>], manifest: &Manifest, error: ReassembleError) -> ReassembleError {
@@ -310,33 +333,12 @@ fn order_chunks<'c>(
     let count = manifest.chunk_count;
     let mut ordered: Vec<Option<ChunkData<'c>>> = alloc::vec![None; count as usize];
     for (index, chunk) in chunks.iter().enumerate() {
-        let malformed = |reason| ReassembleError::ChunkMalformed { index, reason };
-        let parsed = parse_chunk_key(options.key, options.layout, chunk).map_err(|e| match e {
-            ChunkKeyError::LayoutUnsupported => malformed("layout needs a string sort key"),
-            _ => malformed("key is not a chunk key"),
-        })?;
-        if parsed.version != manifest.version {
-            return Err(ReassembleError::ChunkForeignVersion {
-                version: parsed.version,
-                expected: manifest.version,
-            });
-        }
-        let seq = parsed.seq;
-        if seq >= count {
-            return Err(ReassembleError::ChunkOutOfRange { seq, count });
-        }
-        // The chunk's key must be exactly the one this parent's key makes.
-        let expected = chunk_key(options.key, options.layout, parent, manifest.version, seq)
-            .map_err(|_| malformed("parent key cannot make chunk keys"))?;
-        if !has_key(chunk, &expected) {
-            return Err(ReassembleError::ChunkForeignParent { index });
-        }
-        let (data, digest) = chunk_parts(chunk, index, manifest, seq)?;
+        let (seq, data) = check_chunk(parent, chunk, index, manifest, options)?;
         let slot = &mut ordered[seq as usize];
         if slot.is_some() {
             return Err(ReassembleError::ChunkDuplicate { seq });
         }
-        *slot = Some((data, digest));
+        *slot = Some(data);
     }
     ordered
         .into_iter()
@@ -348,6 +350,43 @@ fn order_chunks<'c>(
             })
         })
         .collect()
+}
+
+/// Checks one chunk item on its own (§8, steps 5 to 9 and 11): its key is a
+/// chunk key of the layout, of the manifest's version, within its count, and
+/// exactly the key the parent's key makes for its seq; its `_d` and `_h` are
+/// well-formed and its length the manifest's. Returns its seq, its bytes and
+/// its recorded digest (not yet checked); `index` is its place in the input.
+pub(crate) fn check_chunk<'c>(
+    parent: &Item,
+    chunk: &'c Item,
+    index: usize,
+    manifest: &Manifest,
+    options: &ReassembleOptions<'_>,
+) -> Result<(u32, ChunkData<'c>), ReassembleError> {
+    let count = manifest.chunk_count;
+    let malformed = |reason| ReassembleError::ChunkMalformed { index, reason };
+    let parsed = parse_chunk_key(options.key, options.layout, chunk).map_err(|e| match e {
+        ChunkKeyError::LayoutUnsupported => malformed("layout needs a string sort key"),
+        _ => malformed("key is not a chunk key"),
+    })?;
+    if parsed.version != manifest.version {
+        return Err(ReassembleError::ChunkForeignVersion {
+            version: parsed.version,
+            expected: manifest.version,
+        });
+    }
+    let seq = parsed.seq;
+    if seq >= count {
+        return Err(ReassembleError::ChunkOutOfRange { seq, count });
+    }
+    // The chunk's key must be exactly the one this parent's key makes.
+    let expected = chunk_key(options.key, options.layout, parent, manifest.version, seq)
+        .map_err(|_| malformed("parent key cannot make chunk keys"))?;
+    if !has_key(chunk, &expected) {
+        return Err(ReassembleError::ChunkForeignParent { index });
+    }
+    Ok((seq, chunk_parts(chunk, index, manifest, seq)?))
 }
 
 /// True when `chunk` carries exactly the attributes of `key`.
@@ -422,7 +461,7 @@ pub fn verify_chunk<'c>(
 }
 
 /// Checks a frame's header (in its first bytes) against the manifest.
-fn check_header(frame_start: &[u8], manifest: &Manifest) -> Result<(), ReassembleError> {
+pub(crate) fn check_header(frame_start: &[u8], manifest: &Manifest) -> Result<(), ReassembleError> {
     let header = FrameHeader::parse_header(frame_start)?;
     if header.codec != manifest.codec || header.raw_len != manifest.raw_len {
         return Err(ReassembleError::FrameMismatch);

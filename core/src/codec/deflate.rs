@@ -94,25 +94,118 @@ fn inflate_exact(
 
 /// Offset of the deflate data after a gzip header, honouring its optional fields.
 fn gzip_body_start(body: &[u8]) -> Option<usize> {
-    let header = body.get(..10)?;
-    if header[..3] != GZIP_HEADER[..3] || header[3] & !FTEXT_FHCRC_FEXTRA_FNAME_FCOMMENT != 0 {
-        return None;
-    }
-    let flags = header[3];
-    let mut at = 10;
-    if flags & FEXTRA != 0 {
-        let len = body.get(at..at + 2)?;
-        at += 2 + usize::from(u16::from_le_bytes([len[0], len[1]]));
-    }
-    for field in [FNAME, FCOMMENT] {
-        if flags & field != 0 {
-            at += body.get(at..)?.iter().position(|&b| b == 0)? + 1;
+    let mut header = GzipHeader::new();
+    let used = header.read(body)?;
+    header.is_done().then_some(used)
+}
+
+/// The optional gzip header fields, in the order RFC 1952 stores them.
+const GZIP_FIELDS: [u8; 4] = [FEXTRA, FNAME, FCOMMENT, FHCRC];
+
+/// Where a gzip header being read stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum GzipField {
+    /// The fixed ten bytes, this many read.
+    Fixed(u8),
+    /// FEXTRA's length (XLEN), its low byte if read.
+    ExtraLen(Option<u8>),
+    /// FEXTRA's bytes, this many left.
+    Extra(usize),
+    /// FNAME, up to its zero byte.
+    Name,
+    /// FCOMMENT, up to its zero byte.
+    Comment,
+    /// FHCRC, this many bytes left (not verified).
+    HeaderCrc(u8),
+    /// The deflate data follows.
+    Done,
+}
+
+/// A gzip member's header (RFC 1952) read as its bytes arrive, so a frame
+/// read in pieces needs no header held whole (FNAME has no length limit).
+struct GzipHeader {
+    field: GzipField,
+    flags: u8,
+    /// Index in [`GZIP_FIELDS`] of the next optional field to consider.
+    next: usize,
+}
+
+impl GzipHeader {
+    fn new() -> Self {
+        Self {
+            field: GzipField::Fixed(0),
+            flags: 0,
+            next: 0,
         }
     }
-    if flags & FHCRC != 0 {
-        at += 2;
+
+    fn is_done(&self) -> bool {
+        self.field == GzipField::Done
     }
-    (at <= body.len()).then_some(at)
+
+    /// Reads header bytes from `input`; returns how many belong to the
+    /// header (all of `input` unless the header ends within it), or `None`
+    /// for a header this crate does not accept.
+    fn read(&mut self, input: &[u8]) -> Option<usize> {
+        use GzipField::*;
+        let mut used = 0;
+        while let (Some(&byte), false) = (input.get(used), self.is_done()) {
+            used += 1;
+            self.field = match self.field {
+                Fixed(n) => {
+                    let n = usize::from(n);
+                    if (n < 3 && byte != GZIP_HEADER[n])
+                        || (n == 3 && byte & !FTEXT_FHCRC_FEXTRA_FNAME_FCOMMENT != 0)
+                    {
+                        return None;
+                    }
+                    if n == 3 {
+                        self.flags = byte;
+                    }
+                    if n == 9 {
+                        self.next_field()
+                    } else {
+                        Fixed(n as u8 + 1)
+                    }
+                }
+                ExtraLen(None) => ExtraLen(Some(byte)),
+                ExtraLen(Some(low)) => match u16::from_le_bytes([low, byte]) {
+                    0 => self.next_field(),
+                    len => Extra(usize::from(len)),
+                },
+                Extra(left) => {
+                    // This byte and as many more as the field holds and input has.
+                    let skip = (left - 1).min(input.len() - used);
+                    used += skip;
+                    match left - 1 - skip {
+                        0 => self.next_field(),
+                        left => Extra(left),
+                    }
+                }
+                Name | Comment if byte != 0 => self.field,
+                Name | Comment | HeaderCrc(1) => self.next_field(),
+                HeaderCrc(_) => HeaderCrc(1),
+                Done => Done,
+            };
+        }
+        Some(used)
+    }
+
+    /// The next optional field the flags name, or the end of the header.
+    fn next_field(&mut self) -> GzipField {
+        while let Some(&flag) = GZIP_FIELDS.get(self.next) {
+            self.next += 1;
+            if self.flags & flag != 0 {
+                return match flag {
+                    FEXTRA => GzipField::ExtraLen(None),
+                    FNAME => GzipField::Name,
+                    FCOMMENT => GzipField::Comment,
+                    _ => GzipField::HeaderCrc(2),
+                };
+            }
+        }
+        GzipField::Done
+    }
 }
 
 /// A deflate, zlib or gzip encoder fed in pieces, for the streaming splitter:
@@ -213,4 +306,150 @@ pub(super) fn inflate_prefix(
     }
     out.truncate(written);
     Ok(out)
+}
+
+/// A deflate, zlib or gzip body decoded as its bytes arrive, for a frame
+/// read in pieces: miniz_oxide's decompressor over a 32 KiB window of the
+/// output (~43 KB in all), and for gzip the header, CRC-32 and ISIZE around
+/// the deflate data, read without holding any of them whole.
+pub(super) struct InflateStream {
+    decompressor: alloc::boxed::Box<DecompressorOxide>,
+    /// The output's last 32 KiB, which back-references read: the
+    /// decompressor writes into it in place, wrapping at its end.
+    window: Vec<u8>,
+    /// Where the decompressor writes next.
+    at: usize,
+    /// Bytes just before `at` not yet given out.
+    pending: usize,
+    /// The window was filled once. Until then the decompressor is told its
+    /// output starts at the window's start, so a distance reaching before
+    /// the first byte is refused as the one-shot decoder refuses it (in a
+    /// wrapping window it would read zeros).
+    wrapped: bool,
+    codec: Codec,
+    gzip: Option<alloc::boxed::Box<GzipMember>>,
+    /// The deflate data has ended (zlib: its Adler-32 checked).
+    ended: bool,
+}
+
+/// What surrounds gzip's deflate data.
+struct GzipMember {
+    header: GzipHeader,
+    crc: Crc32,
+    len: u32,
+    trailer: [u8; 8],
+    trailer_read: usize,
+}
+
+impl InflateStream {
+    pub(super) fn new(codec: Codec) -> Self {
+        let gzip = (codec == Codec::Gzip).then(|| {
+            alloc::boxed::Box::new(GzipMember {
+                header: GzipHeader::new(),
+                crc: Crc32::new(),
+                len: 0,
+                trailer: [0; 8],
+                trailer_read: 0,
+            })
+        });
+        Self {
+            decompressor: alloc::boxed::Box::default(),
+            window: vec![0; miniz_oxide::inflate::core::TINFL_LZ_DICT_SIZE],
+            at: 0,
+            pending: 0,
+            wrapped: false,
+            codec,
+            gzip,
+            ended: false,
+        }
+    }
+
+    /// Decodes from `input` into `out` until either runs out; returns the
+    /// bytes consumed and written. Input after the end is `CODEC_CORRUPT`.
+    pub(super) fn decode(
+        &mut self,
+        mut input: &[u8],
+        out: &mut [u8],
+    ) -> Result<(usize, usize), CodecError> {
+        let corrupt = CodecError::Corrupt { codec: self.codec };
+        let given = input.len();
+        let mut in_header = false;
+        if let Some(gzip) = &mut self.gzip {
+            let used = gzip.header.read(input).ok_or(corrupt.clone())?;
+            input = &input[used..];
+            in_header = !gzip.header.is_done();
+        }
+        let mut flags = inflate_flags::TINFL_FLAG_HAS_MORE_INPUT;
+        if self.codec == Codec::Zlib {
+            flags |= inflate_flags::TINFL_FLAG_PARSE_ZLIB_HEADER
+                | inflate_flags::TINFL_FLAG_COMPUTE_ADLER32;
+        }
+        if !self.wrapped {
+            flags |= inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+        }
+        let mut written = 0;
+        loop {
+            let n = self.pending.min(out.len() - written);
+            let start = self.at - self.pending;
+            out[written..written + n].copy_from_slice(&self.window[start..start + n]);
+            self.pending -= n;
+            written += n;
+            if in_header || self.ended || written == out.len() {
+                break;
+            }
+            if self.at == self.window.len() {
+                self.at = 0;
+                self.wrapped = true;
+                flags &= !inflate_flags::TINFL_FLAG_USING_NON_WRAPPING_OUTPUT_BUF;
+            }
+            let (status, used, n) = inflate(
+                &mut self.decompressor,
+                input,
+                &mut self.window,
+                self.at,
+                flags,
+            );
+            input = &input[used..];
+            self.at += n;
+            self.pending = n;
+            match status {
+                _ if (status as i32) < 0 => return Err(corrupt),
+                TINFLStatus::Done => self.ended = true,
+                _ if used + n > 0 => {}
+                // No progress: the input ran out.
+                _ => break,
+            }
+        }
+        if let Some(gzip) = &mut self.gzip {
+            gzip.crc.update(&out[..written]);
+            gzip.len = gzip.len.wrapping_add(written as u32);
+            if self.ended {
+                let take = (8 - gzip.trailer_read).min(input.len());
+                gzip.trailer[gzip.trailer_read..][..take].copy_from_slice(&input[..take]);
+                gzip.trailer_read += take;
+                input = &input[take..];
+            }
+        }
+        if self.ended && !input.is_empty() {
+            return Err(corrupt);
+        }
+        Ok((given - input.len(), written))
+    }
+
+    /// Checks the body ended: the deflate data complete and given out, and
+    /// for gzip its CRC-32 and ISIZE (the length modulo 2^32) those of the
+    /// output.
+    pub(super) fn finish(&self) -> Result<(), CodecError> {
+        let trailer_ok = self.gzip.as_ref().is_none_or(|gzip| {
+            let [c0, c1, c2, c3, l0, l1, l2, l3] = gzip.trailer;
+            gzip.trailer_read == 8
+                && u32::from_le_bytes([c0, c1, c2, c3]) == gzip.crc.sum()
+                && u32::from_le_bytes([l0, l1, l2, l3]) == gzip.len
+        });
+        if self.ended && self.pending == 0 && trailer_ok {
+            Ok(())
+        } else {
+            Err(CodecError::Corrupt { codec: self.codec })
+        }
+    }
 }

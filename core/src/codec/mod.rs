@@ -12,6 +12,7 @@ mod crc32;
 #[cfg(feature = "deflate")]
 mod deflate;
 mod error;
+mod frame_decoder;
 mod prefix;
 #[cfg(feature = "snappy")]
 mod snappy;
@@ -26,6 +27,7 @@ pub(crate) use auto::{choose_for_sample, sample_of};
 #[cfg(feature = "deflate")]
 pub(crate) use deflate::DeflateStream;
 pub use error::CodecError;
+pub use frame_decoder::FrameDecoder;
 pub use prefix::decompress_prefix;
 
 use crate::digest::digest;

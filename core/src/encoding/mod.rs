@@ -5,6 +5,7 @@
 mod decode;
 mod encode;
 mod multislice;
+mod scan;
 
 pub use decode::{
     BlobSpan, DecodeError, decode_attributes, decode_attributes_from, decode_attributes_nested,
@@ -12,6 +13,7 @@ pub use decode::{
 };
 pub use encode::{EncodedStream, binary_attribute_prefix, encode_attributes, encode_item};
 pub use multislice::MultiSlice;
+pub(crate) use scan::{ScanError, Scanner};
 
 /// First bytes of every value stream.
 pub const STREAM_MAGIC: &[u8; 3] = b"DSV";
