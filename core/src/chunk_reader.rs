@@ -83,8 +83,8 @@ pub struct ChunkReader {
     source: Source,
     /// Decoded output; for an attribute on the parent, its bytes.
     out: Vec<u8>,
-    /// The first error: the reader refuses to go on after one.
-    failed: Option<ReassembleError>,
+    /// The code of the first error: the reader refuses to go on after one.
+    failed: Option<crate::Code>,
 }
 
 /// Where the attribute's bytes come from.
@@ -286,7 +286,10 @@ impl ChunkReader {
     }
 
     fn live(&self) -> Result<(), ReassembleError> {
-        self.failed.clone().map_or(Ok(()), Err)
+        match self.failed {
+            Some(code) => Err(ReassembleError::ReaderFailed { code }),
+            None => Ok(()),
+        }
     }
 
     fn keep_failure<T>(
@@ -294,7 +297,7 @@ impl ChunkReader {
         result: Result<T, ReassembleError>,
     ) -> Result<T, ReassembleError> {
         if let Err(e) = &result {
-            self.failed = Some(e.clone());
+            self.failed = Some(e.code());
         }
         result
     }

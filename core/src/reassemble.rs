@@ -144,6 +144,11 @@ pub enum ReassembleError {
     },
     /// A [`crate::ChunkReader`] was finished with attribute bytes not yet read.
     Unread,
+    /// A [`crate::ChunkReader`] was used after it failed.
+    ReaderFailed {
+        /// The code of the error it failed with.
+        code: Code,
+    },
 }
 
 impl ReassembleError {
@@ -169,6 +174,7 @@ impl ReassembleError {
             Self::AttributeNotFound { .. } => Code::AttributeNotFound,
             Self::AttributeNotBlob { .. } => Code::AttributeNotBlob,
             Self::Unread => Code::ReaderNotDrained,
+            Self::ReaderFailed { .. } => Code::ReaderFinished,
         }
     }
 }
@@ -221,6 +227,9 @@ impl fmt::Display for ReassembleError {
                 write!(f, "attribute {name} is of type {found}, not S or B")
             }
             Self::Unread => f.write_str("finished with bytes of the attribute not yet read"),
+            Self::ReaderFailed { code } => {
+                write!(f, "the reader stopped at an earlier error, {code}")
+            }
         }
     }
 }

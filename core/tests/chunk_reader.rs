@@ -323,8 +323,11 @@ fn chunks_out_of_order_missing_or_foreign_are_refused() {
     // A reader refuses to go on after its first error.
     let mut reader = ChunkReader::new(&split.parent, "m", &options).unwrap();
     assert_eq!(reader.push(&c[1]).unwrap_err().code(), "CHUNK_MISSING");
-    assert_eq!(reader.push(&c[0]).unwrap_err().code(), "CHUNK_MISSING");
-    assert_eq!(reader.read().unwrap_err().code(), "CHUNK_MISSING");
+    let error = reader.push(&c[0]).unwrap_err();
+    assert_eq!(error.code(), "READER_FINISHED");
+    assert!(error.to_string().contains("CHUNK_MISSING"), "{error}");
+    assert_eq!(reader.read().unwrap_err().code(), "READER_FINISHED");
+    assert_eq!(reader.finish().unwrap_err().code(), "READER_FINISHED");
     // Keys of chunks beyond the count are refused.
     let reader = ChunkReader::new(&split.parent, "m", &options).unwrap();
     let count = reader.chunk_count();

@@ -256,8 +256,16 @@ impl Body {
     /// snappy, that its output fits `buffer_limit`.
     fn new(header: FrameHeader, buffer_limit: usize) -> Result<Self, CodecError> {
         let FrameHeader { codec, raw_len } = header;
+        if !codec.is_enabled() {
+            return Err(CodecError::Disabled { codec });
+        }
+        if codec == Codec::Snappy && raw_len > buffer_limit as u64 {
+            return Err(CodecError::TooLarge {
+                raw: raw_len,
+                limit: buffer_limit as u64,
+            });
+        }
         Ok(match codec {
-            Codec::None => Self::Stored,
             #[cfg(feature = "deflate")]
             Codec::Deflate | Codec::Zlib | Codec::Gzip => {
                 Self::Inflate(super::deflate::InflateStream::new(codec))
@@ -265,16 +273,9 @@ impl Body {
             #[cfg(feature = "zstd")]
             Codec::Zstd => Self::Zstd(super::zstd::ZstdStream::new(raw_len, buffer_limit as u64)),
             #[cfg(feature = "snappy")]
-            Codec::Snappy if raw_len > buffer_limit as u64 => {
-                return Err(CodecError::TooLarge {
-                    raw: raw_len,
-                    limit: buffer_limit as u64,
-                });
-            }
-            #[cfg(feature = "snappy")]
             Codec::Snappy => Self::Snappy(None),
-            #[allow(unreachable_patterns)]
-            _ => return Err(CodecError::Disabled { codec }),
+            // `none`: every codec not compiled in was refused above.
+            _ => Self::Stored,
         })
     }
 }

@@ -4,7 +4,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder, StreamingDecoder};
+use ruzstd::decoding::{BlockDecodingStrategy, FrameDecoder};
 use ruzstd::encoding::{CompressionLevel, compress_to_vec};
 use ruzstd::io::Read;
 
@@ -25,62 +25,46 @@ pub(super) fn compress(raw: &[u8], out: &mut Vec<u8>) {
 }
 
 pub(super) fn decompress(body: &[u8], raw_len: usize) -> Result<Vec<u8>, CodecError> {
-    let corrupt = CodecError::Corrupt { codec: Codec::Zstd };
-    let mut source = body;
-    let mut decoder =
-        StreamingDecoder::new_with_max_window_size(&mut source, window_limit(raw_len as u64))
-            .map_err(|_| corrupt.clone())?;
+    let mut stream = ZstdStream::new(raw_len as u64, u64::MAX);
     // Decode straight into the output, with room for one byte more than
     // recorded so a longer stream is detected rather than truncated.
     let mut out = vec![0u8; raw_len + 1];
-    let mut filled = 0;
-    loop {
-        let n = decoder
-            .read(&mut out[filled..])
-            .map_err(|_| corrupt.clone())?;
-        if n == 0 {
-            break;
-        }
-        filled += n;
-        if filled > raw_len {
-            return Err(CodecError::LengthMismatch {
-                expected: raw_len as u64,
-                got: filled as u64,
-            });
-        }
-    }
-    out.truncate(filled);
-    drop(decoder);
-    if out.len() != raw_len {
+    let (used, written) = stream.decode(body, &mut out)?;
+    if written > raw_len {
         return Err(CodecError::LengthMismatch {
             expected: raw_len as u64,
-            got: out.len() as u64,
+            got: written as u64,
         });
     }
-    if !source.is_empty() {
-        return Err(corrupt);
+    stream.finish()?;
+    if written != raw_len {
+        return Err(CodecError::LengthMismatch {
+            expected: raw_len as u64,
+            got: written as u64,
+        });
     }
+    if used != body.len() {
+        return Err(CodecError::Corrupt { codec: Codec::Zstd });
+    }
+    out.truncate(written);
     Ok(out)
 }
 
 /// Decodes up to `want` bytes from the start of a zstd `body` that may be
 /// cut short; stops, without error, where the input ends or fails.
 pub(super) fn decompress_prefix(body: &[u8], raw_len: u64, want: usize) -> Vec<u8> {
-    let mut source = body;
-    let Ok(mut decoder) =
-        StreamingDecoder::new_with_max_window_size(&mut source, window_limit(raw_len))
-    else {
-        return Vec::new();
-    };
+    let mut stream = ZstdStream::new(raw_len, u64::MAX);
     let mut out = vec![0u8; want];
-    let mut filled = 0;
+    let (mut used, mut filled) = (0, 0);
     while filled < want {
-        // Small reads: the decoder returns what it has decoded so far instead
-        // of failing the whole read at a block cut short.
+        // Small steps: what was decoded before a damaged block is kept.
         let end = want.min(filled + (16 << 10));
-        match decoder.read(&mut out[filled..end]) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => filled += n,
+        match stream.decode(&body[used..], &mut out[filled..end]) {
+            Ok((0, 0)) | Err(_) => break,
+            Ok((u, w)) => {
+                used += u;
+                filled += w;
+            }
         }
     }
     out.truncate(filled);
@@ -119,7 +103,7 @@ impl ZstdStream {
     }
 
     /// Decodes from `input` into `out`, whole blocks only; returns the bytes
-    /// consumed and written. Input after the frame is `CODEC_CORRUPT`.
+    /// consumed and written. Input after the frame's end is left unconsumed.
     pub(super) fn decode(
         &mut self,
         input: &[u8],
@@ -159,9 +143,6 @@ impl ZstdStream {
                 .decode_blocks(&mut block, BlockDecodingStrategy::UptoBlocks(1))
                 .map_err(|_| corrupt())?;
             used += len;
-        }
-        if self.decoder.is_finished() && used < input.len() {
-            return Err(corrupt());
         }
         Ok((used, written))
     }

@@ -168,7 +168,7 @@ pub fn stream_item_size(bytes: &[u8], max_depth: usize) -> Result<usize, DecodeE
     Ok(size)
 }
 
-fn insert_unique(
+pub(super) fn insert_unique(
     map: &mut BTreeMap<String, AttributeValue>,
     name: String,
     value: AttributeValue,
