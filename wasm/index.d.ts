@@ -498,6 +498,66 @@ export function splitStream(
   },
 ): Promise<SplitResult>;
 
+/** Options of {@link ChunkReader}. */
+export interface ChunkReaderOptions extends TableOptions {
+  /** Name of the attribute to read: a string (`S`, read as its UTF-8 bytes) or binary (`B`). */
+  attribute: string;
+}
+
+/**
+ * Reads one string or binary attribute of a stored item (a file) as its
+ * chunks arrive, in bounded memory whatever its size: fetch chunks in
+ * order, a few at a time ({@link ChunkReader.chunkKeys}), `push` each one,
+ * `read()` until it returns an empty array, then `finish()`. Each chunk is
+ * checked whole (key, version, length, digest) before any of its bytes are
+ * given: a damaged chunk throws `CHUNK_DIGEST_MISMATCH` from `push`. The
+ * whole payload's digest is checked by `finish()`, after the bytes were
+ * given. `maxBytes` does not bound the attribute, only what must be held
+ * (raw snappy payloads, decoded whole). Call `free()` when done.
+ */
+export class ChunkReader {
+  /**
+   * `parent`: the parent as read (GetItem, strongly consistent). Throws
+   * `ATTRIBUTE_NOT_FOUND`, `ATTRIBUTE_NOT_BLOB`, or a stored-data code for a
+   * damaged manifest.
+   */
+  constructor(parent: DynamoItemInput, options: ChunkReaderOptions);
+  /**
+   * How many chunks to push: 0 when the attribute is on the parent or its
+   * payload is inline (then `read()` alone gives the bytes).
+   */
+  readonly chunkCount: number;
+  /** The table the chunks are read from (the parent's table in the `"collection"` layout). */
+  readonly chunkTable: string;
+  /** The attribute's length in bytes, once known (at the latest, after the chunk that holds its start). */
+  readonly size: number | undefined;
+  /**
+   * The keys of chunks `start` up to `end` (not included; an `end` past
+   * {@link ChunkReader.chunkCount} stops there), for a `BatchGetItem` of
+   * {@link ChunkReader.chunkTable} with `ConsistentRead: true`.
+   */
+  chunkKeys(start: number, end: number): DynamoItem[];
+  /**
+   * Takes the next chunk item (chunk 0 first), checked before any of its
+   * bytes are given, and returns the first of them; `read()` gives the rest.
+   */
+  push(chunk: DynamoItemInput): Uint8Array;
+  /**
+   * The attribute's next bytes (at most 256 KiB at a time); empty when the
+   * reader needs the next chunk, or has given everything. Call it until it
+   * is empty after every `push`.
+   */
+  read(): Uint8Array;
+  /**
+   * Ends the read: throws if a chunk is missing (`CHUNK_MISSING`), the
+   * payload fails its digest (`DIGEST_MISMATCH`) or is malformed, the
+   * attribute was not found, or bytes were left unread (`READER_NOT_DRAINED`).
+   */
+  finish(): void;
+  /** Releases the WebAssembly memory it holds. */
+  free(): void;
+}
+
 /**
  * A compiled `WebAssembly.Module`. Spelled without the DOM library, which
  * declares the `WebAssembly` namespace (and `RequestInfo`, `BufferSource`):

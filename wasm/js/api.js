@@ -119,6 +119,7 @@ export function bind(wasm) {
     },
 
     Splitter: splitterClass(wasm.Splitter),
+    ChunkReader: readerClass(wasm.ChunkReader),
 
     /** Not public: what js/dynamodb.js needs from the core beyond the plans (wasm/src/driver.rs). */
     driver: {
@@ -170,6 +171,65 @@ function splitterClass(WasmSplitter) {
 
     #live() {
       if (this.#inner === undefined) throw dynasliceError('SPLITTER_FREED', 'this splitter has been freed');
+      return this.#inner;
+    }
+  };
+}
+
+/** `value` as a chunk index for chunkKeys: a non-negative integer. */
+function chunkIndex(value, name) {
+  if (Number.isInteger(value) && value >= 0) return Math.min(value, 0xffffffff);
+  throw dynasliceError('INPUT_INVALID', `chunkKeys: ${name} must be a non-negative integer`);
+}
+
+/**
+ * The public ChunkReader over a build's class: takes the parent and chunks
+ * as DynamoDB JSON, and throws a typed error when used after `free()`, as
+ * the Splitter does.
+ */
+function readerClass(WasmReader) {
+  return class ChunkReader {
+    #inner;
+
+    constructor(parent, options) {
+      this.#inner = new WasmReader(encodeItem(parent, DYNAMODB_INPUT), options);
+    }
+
+    get chunkCount() {
+      return this.#live().chunkCount;
+    }
+
+    get chunkTable() {
+      return this.#live().chunkTable;
+    }
+
+    get size() {
+      return this.#live().size;
+    }
+
+    chunkKeys(start, end) {
+      return this.#live().chunkKeys(chunkIndex(start, 'start'), chunkIndex(end, 'end'));
+    }
+
+    push(chunk) {
+      return this.#live().push(encodeItem(chunk, DYNAMODB_INPUT));
+    }
+
+    read() {
+      return this.#live().read();
+    }
+
+    finish() {
+      this.#live().finish();
+    }
+
+    free() {
+      this.#inner?.free();
+      this.#inner = undefined;
+    }
+
+    #live() {
+      if (this.#inner === undefined) throw dynasliceError('READER_FREED', 'this reader has been freed');
       return this.#inner;
     }
   };

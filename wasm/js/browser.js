@@ -24,6 +24,7 @@ export const {
   chunkData,
   Splitter,
   splitStream,
+  ChunkReader,
 } = api;
 
 /**

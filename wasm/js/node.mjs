@@ -21,6 +21,7 @@ export const {
   chunkData,
   Splitter,
   splitStream,
+  ChunkReader,
 } = api;
 
 /** DynamoDB's item size limit in bytes (409,600), from the core. */

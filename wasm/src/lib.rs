@@ -8,6 +8,7 @@
 mod convert;
 mod driver;
 mod error;
+mod reader;
 mod splitter;
 
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE};
@@ -20,6 +21,7 @@ use wasm_bindgen::prelude::*;
 use convert::{TableOptions, set, stream};
 use error::Failure;
 
+pub use reader::ChunkReader;
 pub use splitter::Splitter;
 
 type JsResult<T> = Result<T, JsValue>;

@@ -4,6 +4,7 @@
 import init, {
   carriesVersion,
   chunkData,
+  ChunkReader,
   compress,
   decompress,
   deleteRequests,
@@ -23,6 +24,7 @@ import init, {
 import type {
   AttributeValue,
   BatchWriteItemInput,
+  ChunkReaderOptions,
   Codec,
   DynamoItem,
   DynasliceError,
@@ -128,6 +130,17 @@ const streamed: SplitResult = await splitStream(new Blob([new Uint8Array(10)]), 
   onProgress: (p: StreamProgress) => console.log(p.bytesRead, p.totalBytes, p.chunks),
 });
 
+const readerOptions: ChunkReaderOptions = { ...table, attribute: 'data' };
+const reader = new ChunkReader(result.parent, readerOptions);
+const chunkCount: number = reader.chunkCount;
+const readFrom: string = reader.chunkTable;
+const keys: DynamoItem[] = reader.chunkKeys(0, 4);
+const known: number | undefined = reader.size;
+const first: Uint8Array = reader.push(result.chunks[0]);
+const next: Uint8Array = reader.read();
+reader.finish();
+reader.free();
+
 try {
   split({ pk: { S: 'a' } }, table);
 } catch (error) {
@@ -156,5 +169,7 @@ split(typed, { ...table, mode: 'single' });
 carriesVersion(result.parent, 1);
 // @ts-expect-error chunkData takes one item, not the list
 chunkData(again.chunks);
+// @ts-expect-error a ChunkReader reads one named attribute
+new ChunkReader(result.parent, table);
 
-console.log(size, plainSize, units, cleanup, notStored, data, limit, back, typedBack, consistent, readUnits, received, ready, finished, streamed, text, value);
+console.log(size, plainSize, units, cleanup, notStored, data, limit, back, typedBack, consistent, readUnits, received, ready, finished, streamed, text, value, chunkCount, readFrom, keys, known, first, next);
