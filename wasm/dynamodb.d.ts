@@ -118,6 +118,26 @@ export interface GetResult<T = DynamoItem | PlainItem> {
   consumed: ConsumedCapacity;
 }
 
+export interface GetStreamOptions extends TableOptions, InputOptions, DriverOptions {
+  /** The string or binary attribute whose bytes the stream yields (a string's as UTF-8). */
+  attribute: string;
+  /** Chunks fetched ahead of the one being read (default 4): the stream holds about this many. */
+  window?: number;
+  /** Read chunks strongly consistent (default true). */
+  consistentRead?: boolean;
+  onProgress?: (progress: GetStreamProgress) => void;
+}
+
+/** Progress of {@link getStream}. */
+export interface GetStreamProgress {
+  /** Bytes yielded so far. */
+  bytesRead: number;
+  /** The attribute's length, once known. */
+  totalBytes: number | undefined;
+  chunksRead: number;
+  chunks: number;
+}
+
 export interface DeleteOptions extends TableOptions, InputOptions, DriverOptions {}
 
 /** The result of {@link deleteItem}. */
@@ -159,6 +179,8 @@ export const DEFAULT_CONCURRENCY: number;
 export const DEFAULT_RETRY: Readonly<Required<RetryOptions>>;
 /** gc's default grace period in milliseconds (one hour). */
 export const DEFAULT_GRACE_MS: number;
+/** Chunks getStream fetches ahead by default (4). */
+export const DEFAULT_WINDOW: number;
 
 /**
  * Writes `item`: reads the stored parent, splits the item, and commits conditionally on
@@ -180,6 +202,15 @@ export function putStream(
 
 /** Reads the item with `key` whole. */
 export function getItem(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: GetOptions): Promise<GetResult>;
+
+/**
+ * The bytes of one string or binary attribute of the stored item, as a stream that yields
+ * them as the chunks arrive, holding about `window` chunks. Each chunk's digest is checked
+ * before any of its bytes are yielded; damage errors the stream with the core's code
+ * (`CHUNK_DIGEST_MISMATCH`, …). Rejects with `NOT_FOUND` or `ATTRIBUTE_NOT_FOUND` before any
+ * chunk is read. Cancelling the stream stops its requests.
+ */
+export function getStream(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: GetStreamOptions): Promise<ReadableStream<Uint8Array>>;
 
 /** Deletes the item with `key`, then its chunks. */
 export function deleteItem(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: DeleteOptions): Promise<DeleteResult>;

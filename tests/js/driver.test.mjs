@@ -6,7 +6,7 @@
 // Needs Java (a JDK: see tests/js/support/dynamodb-local.mjs).
 
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync, createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { CreateTableCommand, GetItemCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { split } from 'dynaslice';
-import { deleteItem, gc, getItem, putItem, putStream } from 'dynaslice/dynamodb';
+import { deleteItem, gc, getItem, getStream, putItem, putStream } from 'dynaslice/dynamodb';
 import { startDynamoDBLocal } from './support/dynamodb-local.mjs';
 import { orderHistory } from './support/documents.mjs';
 
@@ -241,6 +241,135 @@ describe('streams', () => {
     await assert.rejects(putStream(client, broken(), { pk: { S: 'stream#broken' } }, { ...DOCS, attribute: 'file', size: 8 * MB }), { message: 'disk read failed' });
     assert.equal(await storedVersion('stream#broken'), before.version);
     assert.equal((await chunksOf('stream#broken')).length, before.manifest.chunkCount);
+  });
+});
+
+/** Every byte a ReadableStream yields, and the number of pieces. */
+async function drain(stream) {
+  const pieces = [];
+  for await (const piece of stream) pieces.push(piece);
+  return { bytes: Buffer.concat(pieces), pieces: pieces.length };
+}
+
+describe('getStream', () => {
+  test('yields the stored bytes of a file, a compressed string, an inline payload and an unsplit item', async () => {
+    const bytes = randomBytes(5 * MB + 7);
+    await putStream(client, new Blob([bytes]), { pk: { S: 'get#file' } }, { ...DOCS, attribute: 'file' });
+    const progress = [];
+    const file = await drain(await getStream(client, { pk: { S: 'get#file' } }, { ...DOCS, attribute: 'file', onProgress: (p) => progress.push(p) }));
+    assert.ok(file.bytes.equals(bytes));
+    assert.ok(file.pieces > 5, `${file.pieces} pieces: yielded as the chunks came`);
+    assert.deepStrictEqual(progress.at(-1), { bytesRead: bytes.length, totalBytes: bytes.length, chunksRead: progress.at(-1).chunks, chunks: progress.at(-1).chunks });
+
+    const doc = JSON.stringify(orderHistory({ pk: 'x' }, 3 * MB, 5));
+    const put = await putItem(client, { pk: 'get#doc', note: 'kept', body: doc }, { ...DOCS, format: 'plain', codec: 'deflate' });
+    assert.ok(put.manifest.chunkCount >= 1);
+    const text = await drain(await getStream(client, { pk: 'get#doc' }, { ...DOCS, format: 'plain', attribute: 'body' }));
+    assert.equal(text.bytes.toString('utf8'), doc);
+    // Kept on the parent: read from the parent alone.
+    assert.equal((await drain(await getStream(client, { pk: 'get#doc' }, { ...DOCS, format: 'plain', attribute: 'note' }))).bytes.toString(), 'kept');
+
+    const small = 'ünïcode '.repeat(20_000);
+    const inline = await putItem(client, { pk: 'get#inline', body: small }, { ...DOCS, format: 'plain' });
+    assert.equal(inline.manifest?.chunkCount ?? 0, 0, 'stored inline or whole');
+    assert.equal((await drain(await getStream(client, { pk: 'get#inline' }, { ...DOCS, format: 'plain', attribute: 'body' }))).bytes.toString(), small);
+  });
+
+  test('no item is NOT_FOUND, no such attribute is ATTRIBUTE_NOT_FOUND, a number is ATTRIBUTE_NOT_BLOB', async () => {
+    await assert.rejects(getStream(client, { pk: { S: 'get#none' } }, { ...DOCS, attribute: 'file' }), { code: 'NOT_FOUND' });
+    await assert.rejects(getStream(client, { pk: { S: 'get#file' } }, { ...DOCS, attribute: 'other' }), { code: 'ATTRIBUTE_NOT_FOUND' });
+    await putItem(client, { pk: 'get#number', n: 5 }, { ...DOCS, format: 'plain' });
+    await assert.rejects(getStream(client, { pk: 'get#number' }, { ...DOCS, format: 'plain', attribute: 'n' }), { code: 'ATTRIBUTE_NOT_BLOB' });
+  });
+
+  test('a flipped byte in any chunk errors the stream with CHUNK_DIGEST_MISMATCH before a byte of that chunk is yielded', async () => {
+    const bytes = randomBytes(3 * MB);
+    const put = await putStream(client, new Blob([bytes]), { pk: { S: 'get#flip' } }, { ...DOCS, attribute: 'file' });
+    const chunks = put.manifest.chunkCount;
+    const stored = (await chunksOf('get#flip')).sort((a, b) => a.pk.S.localeCompare(b.pk.S));
+    assert.equal(stored.length, chunks);
+    for (const seq of [0, Math.floor(chunks / 2), chunks - 1]) {
+      const original = stored[seq];
+      const data = Buffer.from(original._d.B);
+      data[data.length >> 1] ^= 0x01;
+      await client.send(new PutItemCommand({ TableName: 'docs_chunks', Item: { ...original, _d: { B: data } } }));
+      try {
+        const pieces = [];
+        const stream = await getStream(client, { pk: { S: 'get#flip' } }, { ...DOCS, attribute: 'file' });
+        await assert.rejects(
+          (async () => {
+            for await (const piece of stream) pieces.push(piece);
+          })(),
+          { code: 'CHUNK_DIGEST_MISMATCH' },
+        );
+        const yielded = Buffer.concat(pieces);
+        // Only bytes of the chunks before the damaged one came out, and they are the file's.
+        const before = stored.slice(0, seq).reduce((n, c) => n + c._d.B.length, 0);
+        assert.ok(yielded.length <= before, `chunk ${seq}: ${yielded.length} bytes yielded, the chunks before hold ${before}`);
+        assert.ok(yielded.equals(bytes.subarray(0, yielded.length)), `chunk ${seq}: the bytes yielded are the file's`);
+      } finally {
+        await client.send(new PutItemCommand({ TableName: 'docs_chunks', Item: original }));
+      }
+    }
+    assert.ok((await drain(await getStream(client, { pk: { S: 'get#flip' } }, { ...DOCS, attribute: 'file' }))).bytes.equals(bytes), 'restored, it reads whole');
+  });
+
+  test('cancelling the stream, or aborting its signal, stops it', async () => {
+    const key = { pk: { S: 'get#file' } };
+    const stream = await getStream(client, key, { ...DOCS, attribute: 'file', window: 2 });
+    const reader = stream.getReader();
+    assert.ok((await reader.read()).value.length > 0);
+    await reader.cancel('enough');
+    assert.deepStrictEqual(await reader.read(), { done: true, value: undefined });
+
+    const controller = new AbortController();
+    const reason = new Error('navigated away');
+    const aborted = await getStream(client, key, { ...DOCS, attribute: 'file', signal: controller.signal });
+    let pieces = 0;
+    await assert.rejects(
+      (async () => {
+        for await (const _ of aborted) if (++pieces === 2) controller.abort(reason);
+      })(),
+      (error) => error === reason,
+    );
+    assert.ok(pieces >= 2);
+  });
+
+  test('a 200 MB stored file streams out holding less than 32 MB of heap', { timeout: 600_000 }, async () => {
+    const SIZE = 200 * MB;
+    const PIECE = 1 * MB;
+    const written = createHash('sha256');
+    async function* file() {
+      for (let at = 0; at < SIZE; at += PIECE) {
+        const piece = new Uint8Array(randomBytes(PIECE));
+        written.update(piece);
+        yield piece;
+      }
+    }
+    // A whole-item read (getItem) refuses more than 64 MiB unless asked; a stream never holds it.
+    const put = await putStream(client, file(), { pk: { S: 'get#200MB' } }, { ...DOCS, attribute: 'file', size: SIZE, maxRawBytes: SIZE + MB });
+    assert.ok(put.manifest.chunkCount >= 500);
+    const before = process.memoryUsage();
+    const peak = { heapUsed: 0, arrayBuffers: 0, rss: 0 };
+    const read = createHash('sha256');
+    let length = 0;
+    let pieces = 0;
+    for await (const piece of await getStream(client, { pk: { S: 'get#200MB' } }, { ...DOCS, attribute: 'file' })) {
+      read.update(piece);
+      length += piece.length;
+      if (pieces++ % 16 === 0) {
+        const now = process.memoryUsage();
+        for (const k of Object.keys(peak)) peak[k] = Math.max(peak[k], now[k]);
+      }
+    }
+    assert.equal(length, SIZE);
+    assert.equal(read.digest('hex'), written.digest('hex'));
+    const growth = Object.fromEntries(Object.keys(peak).map((k) => [k, peak[k] - before[k]]));
+    const mib = (n) => `${(n / MB).toFixed(1)} MiB`;
+    console.log(`getStream of 200 MiB: heap +${mib(growth.heapUsed)}, array buffers +${mib(growth.arrayBuffers)}, rss +${mib(growth.rss)} (${pieces} pieces)`);
+    assert.ok(growth.heapUsed < 32 * MB, `heap grew by ${mib(growth.heapUsed)}`);
+    // The bytes themselves live in array buffers, outside the heap: a few chunks of them at most.
+    assert.ok(growth.arrayBuffers < 32 * MB, `array buffers grew by ${mib(growth.arrayBuffers)}`);
   });
 });
 

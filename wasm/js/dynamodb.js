@@ -332,6 +332,100 @@ export async function getItem(client, key, options) {
   }
 }
 
+/** Chunks getStream fetches ahead of the one being read, by default. */
+export const DEFAULT_WINDOW = 4;
+
+/**
+ * The bytes of one string or binary attribute of the stored item with
+ * `key` (`options.attribute`), as a ReadableStream that yields them as the
+ * chunks arrive: at most `window` chunks (default 4) are fetched ahead, and
+ * each chunk's digest is checked before any of its bytes are yielded. A
+ * damaged chunk errors the stream (`CHUNK_DIGEST_MISMATCH`, …); so does the
+ * whole payload's digest, checked after the last byte. Resolves once the
+ * parent is read: `NOT_FOUND` when no item has the key, `ATTRIBUTE_NOT_FOUND`
+ * when it has no such attribute.
+ */
+export async function getStream(client, key, options) {
+  await init();
+  const window = positive(options, 'window', DEFAULT_WINDOW);
+  const progress = reporter(options);
+  // The stream's own signal: the caller's, or the stream's cancel.
+  const cancel = new AbortController();
+  const signals = [cancel.signal, options?.signal].filter(Boolean);
+  const sender = new Sender(client, { ...options, signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0] });
+  const plainKey = keyOf(key, options);
+  const parent = await readParent(sender, plainKey, options);
+  if (parent === undefined) throw dynasliceError('NOT_FOUND', `no item has the key ${keyText(parentRequest(plainKey, options).Key, options)}`);
+  const reader = new (boundApi().ChunkReader)(parent, options);
+  const chunks = reader.chunkCount;
+  const consistent = flag(options, 'consistentRead', true);
+  const ahead = new Map();
+  let fetched = 0;
+  let pushed = 0;
+  let bytesRead = 0;
+  /** Starts fetching the chunks of the window not yet asked for. */
+  const fill = () => {
+    for (; fetched < chunks && fetched < pushed + window; fetched++) {
+      const request = { RequestItems: { [reader.chunkTable]: { Keys: reader.chunkKeys(fetched, fetched + 1), ConsistentRead: consistent } } };
+      const item = sender.batchGet(request).then((items) => items[0]);
+      item.catch(() => {}); // seen when its turn comes
+      ahead.set(fetched, item);
+    }
+  };
+  const stop = () => {
+    cancel.abort(new DOMException('the stream was cancelled', 'AbortError'));
+    reader.free();
+  };
+  return new ReadableStream(
+    {
+      async pull(controller) {
+        try {
+          for (;;) {
+            sender.checkAborted();
+            let piece = reader.read();
+            if (piece.length === 0 && pushed < chunks) {
+              fill();
+              const chunk = await ahead.get(pushed);
+              ahead.delete(pushed);
+              if (chunk === undefined) {
+                throw dynasliceError('CHUNK_MISSING', `chunk ${pushed} of ${chunks} was not found: the item was overwritten or deleted while it was read`);
+              }
+              piece = reader.push(chunk);
+              pushed += 1;
+              fill();
+            }
+            if (piece.length > 0) {
+              bytesRead += piece.length;
+              controller.enqueue(piece);
+              progress({ bytesRead, totalBytes: reader.size, chunksRead: pushed, chunks });
+              return;
+            }
+            if (pushed === chunks) {
+              reader.finish();
+              reader.free();
+              controller.close();
+              return;
+            }
+          }
+        } catch (error) {
+          stop();
+          controller.error(error);
+        }
+      },
+      cancel: stop,
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/** A positive integer option, `fallback` when absent. */
+function positive(options, name, fallback) {
+  const value = options?.[name];
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw badOption(name, 'a positive integer');
+  return value;
+}
+
 /**
  * Deletes the item with `key` and its chunks: the parent first (on the
  * condition that it is still the version read), then the chunks.

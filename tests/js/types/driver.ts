@@ -4,7 +4,7 @@
 // Lines marked @ts-expect-error must stay errors.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, deleteItem, gc, getItem, putItem, putStream } from 'dynaslice/dynamodb';
+import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream } from 'dynaslice/dynamodb';
 import type { GcReport, GetResult, PutProgress, PutResult } from 'dynaslice/dynamodb';
 
 const client = new DynamoDBClient({});
@@ -34,10 +34,14 @@ export async function use(): Promise<void> {
   });
   const got: GetResult = await getItem(client, { pk: { S: 'a' } }, { ...table, consistentRead: false, onProgress: ({ chunksRead, chunks }) => console.log(chunksRead, chunks) });
   const plain = await getItem(doc, { pk: 'a' }, { ...table, format: 'plain', wrapNumbers: true });
+  const stream: ReadableStream<Uint8Array> = await getStream(client, { pk: { S: 'f' } }, { ...table, attribute: 'file', window: 8, onProgress: ({ bytesRead, totalBytes }) => console.log(bytesRead, totalBytes ?? 0) });
+  const reader = stream.getReader();
+  const first = await reader.read();
+  console.log(first.done ? 0 : first.value.byteLength);
   const gone = await deleteItem(client, { pk: { S: 'a' } }, { ...table, signal: controller.signal });
   const report: GcReport = await gc(client, { ...table, graceMs: 60_000, dryRun: true });
   console.log(seen, replaced.mode, streamed.cleanupLeft, got.item, got.version, plain.consumed.readUnits, gone.chunksLeft, report.unreadableParents);
-  console.log(DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY.maxAttempts);
+  console.log(DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY.maxAttempts, DEFAULT_WINDOW);
 
   // Mistakes the types catch.
   // @ts-expect-error expect is 'absent' or a version
@@ -46,6 +50,8 @@ export async function use(): Promise<void> {
   await putStream(client, new Blob([]), { pk: { S: 'f' } }, table);
   // @ts-expect-error a client is needed
   await getItem({ pk: { S: 'a' } }, table);
+  // @ts-expect-error getStream needs the attribute
+  await getStream(client, { pk: { S: 'f' } }, table);
   // @ts-expect-error retry attempts are a number
   await gc(client, { ...table, retry: { maxAttempts: 'many' } });
 }
