@@ -370,6 +370,8 @@ describe('getStream', () => {
     assert.ok(growth.heapUsed < 32 * MB, `heap grew by ${mib(growth.heapUsed)}`);
     // The bytes themselves live in array buffers, outside the heap: a few chunks of them at most.
     assert.ok(growth.arrayBuffers < 32 * MB, `array buffers grew by ${mib(growth.arrayBuffers)}`);
+    // DynamoDB Local scans pages in time growing with the table: gc's tests below need it small again.
+    assert.equal((await deleteItem(client, { pk: { S: 'get#200MB' } }, DOCS)).chunksDeleted, put.manifest.chunkCount);
   });
 });
 
