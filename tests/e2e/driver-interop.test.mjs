@@ -34,6 +34,7 @@ import { CreateTableCommand, GetItemCommand, ScanCommand } from '@aws-sdk/client
 import { itemSize } from 'dynaslice';
 import { deleteItem, getItem, putItem, putStream } from 'dynaslice/dynamodb';
 import { startDynamoDBLocal } from '../js/support/dynamodb-local.mjs';
+import { prng } from '../js/support/documents.mjs';
 import { buildHost, targetDir } from './support/server.mjs';
 
 const KB = 1024;
@@ -183,18 +184,6 @@ async function hostPutItem(options, item, flags = []) {
 
 // ---------------------------------------------------------------------------
 // Data
-
-/** Deterministic pseudo-random numbers (mulberry32). */
-function prng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const LOG_WORDS = ['GET', 'PUT', 'POST', '/api/items', '/api/upload', 'status=200', 'status=404', 'user=zoë', 'user=åsa', 'latency_ms=', 'bytes=', 'cache=hit', 'cache=miss', 'region=eu-central-1'];
 

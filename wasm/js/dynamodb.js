@@ -159,22 +159,61 @@ async function execute(sender, options, result, progress) {
       await abandon(sender, requests.abort);
       throw error;
     }
-    let written;
-    try {
-      written = await sender.put(requests.commit);
-    } catch (error) {
-      // The commit's outcome is unknown: it may have been applied. Never
-      // abort it; its chunks are left to gc if it was not.
-      if (await committed(sender, options, result).catch(() => false)) written = true;
-      else throw error;
-    }
-    if (!written && (await lost())) {
-      await abandon(sender, requests.abort);
-      throw conflict(key, options);
-    }
+    await commit(sender, options, result, key);
   }
   progress({ bytesWritten: totalBytes, totalBytes, chunksWritten: chunks, chunks });
   return cleanUp(sender, requests.cleanup);
+}
+
+/**
+ * The commit point of a batch write, its chunks written. A failed condition
+ * is a lost race (this write's chunks are deleted, CONFLICT) unless the
+ * stored parent carries this write's version: an earlier attempt of the
+ * commit was applied unseen. A commit whose outcome stays unknown is never
+ * aborted (it may still be applied); its chunks are left to gc.
+ */
+async function commit(sender, options, result, key) {
+  let written;
+  try {
+    written = await sender.put(result.requests.commit);
+  } catch (error) {
+    if (await committed(sender, options, result).catch(() => false)) return;
+    throw error;
+  }
+  if (!written && !(await committed(sender, options, result))) {
+    await abandon(sender, result.requests.abort);
+    throw conflict(key, options);
+  }
+}
+
+/**
+ * What a write starts with: its sender and progress reporter, the stored
+ * parent (read consistently, which also tells the store's time), checked
+ * against `expect`, and a version id stamped in the store's time.
+ */
+async function begin(client, item, options) {
+  await init();
+  const sender = new Sender(client, options);
+  const progress = reporter(options);
+  const key = keyOf(item, options);
+  const stored = await readParent(sender, key, options);
+  checkExpect(stored, options, key);
+  const version = boundApi().driver.versionAt(sender.clock.nowMs());
+  return { sender, progress, key, stored, version };
+}
+
+/** A write's result. */
+function outcome(result, { sender, stored }, bytesWritten, cleanupLeft) {
+  return {
+    mode: result.requests.mode,
+    version: result.manifest?.version,
+    manifest: result.manifest,
+    replaced: stored !== undefined,
+    bytesWritten,
+    writeUnits: result.writeUnits,
+    consumed: consumedOf(sender),
+    cleanupLeft,
+  };
 }
 
 /** The parent stored under `key` now, read consistently (learning the store's time). */
@@ -189,25 +228,10 @@ function readParent(sender, key, options) {
  * first makes this throw CONFLICT, with this write's chunks deleted.
  */
 export async function putItem(client, item, options) {
-  await init();
-  const sender = new Sender(client, options);
-  const progress = reporter(options);
-  const key = keyOf(item, options);
-  const stored = await readParent(sender, key, options);
-  checkExpect(stored, options, key);
-  const version = boundApi().driver.versionAt(sender.clock.nowMs());
-  const result = split(item, { ...options, version, expect: stored ?? 'absent' });
-  const cleanupLeft = await execute(sender, options, result, progress);
-  return {
-    mode: result.requests.mode,
-    version: result.manifest?.version,
-    manifest: result.manifest,
-    replaced: stored !== undefined,
-    bytesWritten: requestBytes(result).reduce((a, b) => a + b, 0),
-    writeUnits: result.writeUnits,
-    consumed: consumedOf(sender),
-    cleanupLeft,
-  };
+  const write = await begin(client, item, options);
+  const result = split(item, { ...options, version: write.version, expect: write.stored ?? 'absent' });
+  const cleanupLeft = await execute(write.sender, options, result, write.progress);
+  return outcome(result, write, requestBytes(result).reduce((a, b) => a + b, 0), cleanupLeft);
 }
 
 /**
@@ -217,13 +241,8 @@ export async function putItem(client, item, options) {
  * as putItem does.
  */
 export async function putStream(client, source, item, options) {
-  await init();
-  const sender = new Sender(client, options);
-  const progress = reporter(options);
-  const key = keyOf(item, options);
-  const stored = await readParent(sender, key, options);
-  checkExpect(stored, options, key);
-  const version = boundApi().driver.versionAt(sender.clock.nowMs());
+  const write = await begin(client, item, options);
+  const { sender, progress, key, stored, version } = write;
   const pending = new Set();
   const written = [];
   let bytesRead = 0;
@@ -262,28 +281,8 @@ export async function putStream(client, source, item, options) {
     if (written.length > 0) await abandon(sender, boundApi().driver.chunkDeletes(written.map((c) => chunkKeyOf(c, options)), options));
     throw error;
   }
-  let done;
-  try {
-    done = await sender.put(result.requests.commit);
-  } catch (error) {
-    if (await committed(sender, options, result).catch(() => false)) done = true;
-    else throw error;
-  }
-  if (!done && !(await committed(sender, options, result))) {
-    await abandon(sender, result.requests.abort);
-    throw conflict(key, options);
-  }
-  const cleanupLeft = await cleanUp(sender, result.requests.cleanup);
-  return {
-    mode: result.requests.mode,
-    version: result.manifest?.version,
-    manifest: result.manifest,
-    replaced: stored !== undefined,
-    bytesWritten: bytesRead,
-    writeUnits: result.writeUnits,
-    consumed: consumedOf(sender),
-    cleanupLeft,
-  };
+  await commit(sender, options, result, key);
+  return outcome(result, write, bytesRead, await cleanUp(sender, result.requests.cleanup));
 }
 
 /** The table chunks go to, as the core names it. */
