@@ -34,6 +34,25 @@ impl Failure {
     pub fn code(&self) -> Code {
         self.code
     }
+
+    /// Names the option that raises the size limit this failure hit, if it
+    /// hit one: a limit error should say how to get past it.
+    pub fn raised_by(mut self, option: &str) -> Self {
+        if matches!(self.code, Code::DecompressLimit | Code::VirtualItemTooLarge) {
+            self.message = format!("{} (the option {option} raises it)", self.message);
+        }
+        self
+    }
+}
+
+/// A read's failure, naming `maxBytes` when it hit that limit.
+pub fn read_failure(e: impl Into<Failure>) -> Failure {
+    e.into().raised_by("maxBytes")
+}
+
+/// A write's failure, naming `maxRawBytes` when it hit that limit.
+pub fn write_failure(e: impl Into<Failure>) -> Failure {
+    e.into().raised_by("maxRawBytes")
 }
 
 /// Any core error with a `code()` and a message.

@@ -64,7 +64,7 @@ pub fn compress(bytes: JsValue, options: JsValue) -> JsResult<Vec<u8>> {
 pub fn decompress(bytes: JsValue, options: JsValue) -> JsResult<Vec<u8>> {
     let bytes = convert::js::bytes(&bytes, "decompress's input")?;
     let limit = convert::size(&options, "maxBytes", dynaslice_core::DEFAULT_MAX_RAW_BYTES)?;
-    Ok(dynaslice_core::codec::decompress(&bytes, limit).map_err(Failure::from)?)
+    Ok(dynaslice_core::codec::decompress(&bytes, limit).map_err(error::read_failure)?)
 }
 
 /// Splits an item and plans its write: the parent, the chunks, the requests
@@ -75,7 +75,7 @@ pub fn split(item: &[u8], stored: Option<Box<[u8]>>, options: JsValue) -> JsResu
     let table = TableOptions::from_js(&options)?;
     let item = stream::item(item)?;
     let split_options = convert::split_options(&table, &options)?;
-    let split = dynaslice_core::split_item(&item, &split_options).map_err(Failure::from)?;
+    let split = dynaslice_core::split_item(&item, &split_options).map_err(error::write_failure)?;
     let expect = expectation(&options, stored.as_deref(), &table)?;
     let target = table.target();
     let plan = plan::plan_write(&split, &target, &expect, convert::write_mode(&options)?)
@@ -119,8 +119,8 @@ pub fn reassemble(
     let table = TableOptions::from_js(&options)?;
     let parent = stream::item(parent)?;
     let chunks = stream::items(chunks, ends)?;
-    let item =
-        dynaslice_core::reassemble(&parent, &chunks, &table.reassemble()).map_err(Failure::from)?;
+    let item = dynaslice_core::reassemble(&parent, &chunks, &table.reassemble())
+        .map_err(error::read_failure)?;
     Ok(stream::to_js_stream(&item))
 }
 
@@ -145,7 +145,8 @@ pub fn read_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
     let parent = stream::item(parent)?;
     let consistent = convert::flag(&options, "consistentRead", true)?;
-    let read = plan::plan_read(&parent, &table.target(), consistent).map_err(Failure::from)?;
+    let read =
+        plan::plan_read(&parent, &table.target(), consistent).map_err(error::read_failure)?;
     let result = Object::new();
     set(
         &result,
@@ -164,7 +165,7 @@ pub fn read_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
 pub fn delete_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
     let parent = stream::item(parent)?;
-    let delete = plan::plan_delete(&parent, &table.target()).map_err(Failure::from)?;
+    let delete = plan::plan_delete(&parent, &table.target()).map_err(error::read_failure)?;
     let result = Object::new();
     set(&result, "deleteItem", &convert::delete(&delete.parent));
     set(
@@ -183,7 +184,8 @@ pub fn read_capacity(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
     let parent = stream::item(parent)?;
     let consistent = convert::flag(&options, "consistentRead", true)?;
-    let read = plan::plan_read(&parent, &table.target(), consistent).map_err(Failure::from)?;
+    let read =
+        plan::plan_read(&parent, &table.target(), consistent).map_err(error::read_failure)?;
     let parent_units =
         dynaslice_core::read_units(dynaslice_core::item_size(&parent), ReadConsistency::Strong);
     Ok(convert::read_capacity(parent_units, read.read_units()))

@@ -34,7 +34,7 @@ impl ChunkReader {
                 )
             })?;
         let inner = dynaslice_core::ChunkReader::new(&parent, &attribute, &table.reassemble())
-            .map_err(Failure::from)?;
+            .map_err(crate::error::read_failure)?;
         Ok(ChunkReader {
             inner: Some(inner),
             chunk_table: table.chunk_table,
@@ -76,7 +76,9 @@ impl ChunkReader {
     /// of its bytes are given; returns the first of them (`read()` the rest).
     pub fn push(&mut self, chunk: &[u8]) -> Result<Uint8Array, JsValue> {
         let chunk = convert::stream::item(chunk)?;
-        self.live_mut()?.push(&chunk).map_err(Failure::from)?;
+        self.live_mut()?
+            .push(&chunk)
+            .map_err(crate::error::read_failure)?;
         self.read()
     }
 

@@ -60,7 +60,7 @@ impl Splitter {
         };
         let expect = crate::expectation(&options, stored.as_deref(), &table)?;
         let inner = StreamSplit::new(parent, attribute, size as u64, compression, &split_options)
-            .map_err(Failure::from)?;
+            .map_err(crate::error::write_failure)?;
         Ok(Splitter {
             inner: Some(inner),
             table,
@@ -80,7 +80,7 @@ impl Splitter {
     pub fn push(&mut self, bytes: JsValue) -> Result<Array, JsValue> {
         let bytes = convert::js::bytes(&bytes, "push's input")?;
         let inner = self.inner.as_mut().ok_or_else(finished)?;
-        let chunks = inner.push(&bytes).map_err(Failure::from)?;
+        let chunks = inner.push(&bytes).map_err(crate::error::write_failure)?;
         self.write_units += chunks
             .iter()
             .map(|c| write_units(item_size(c), false))
@@ -93,7 +93,7 @@ impl Splitter {
     /// the `abort` and the `cleanup`, as `split` returns them.
     pub fn finish(&mut self) -> Result<JsValue, JsValue> {
         let inner = self.inner.take().ok_or_else(finished)?;
-        let split = inner.finish().map_err(Failure::from)?;
+        let split = inner.finish().map_err(crate::error::write_failure)?;
         let plan = plan::plan_streamed_commit(&split, &self.table.target(), &self.expect)
             .map_err(Failure::from)?;
         let result = convert::split_result(&split, &plan);

@@ -106,7 +106,7 @@ test('decompress refuses more than maxBytes, before allocating', () => {
   const frame = compress(text, { codec: 'zlib' });
   assert.deepEqual(decompress(frame, { maxBytes: text.length }), text);
   throwsDynaslice(() => decompress(frame, { maxBytes: text.length - 1 }), 'DECOMPRESS_LIMIT', new RegExp(`${text.length}`));
-  throwsDynaslice(() => decompress(frame, { maxBytes: 0 }), 'DECOMPRESS_LIMIT');
+  throwsDynaslice(() => decompress(frame, { maxBytes: 0 }), 'DECOMPRESS_LIMIT', /the option maxBytes raises it/);
   assert.deepEqual(decompress(compress(new Uint8Array(0)), { maxBytes: 0 }), new Uint8Array(0));
   // A header claiming 2^50 (or 2^64 - 1) bytes is refused by the default
   // 64 MiB limit from its header alone.

@@ -128,7 +128,7 @@ test('damaged, missing, foreign and duplicated chunks give their codes', () => {
   const sameVersion = split({ ...item, pk: { S: 'other' } }, { ...table, parentBudget: 0, version: written.manifest.version });
   throwsDynaslice(() => reassemble(parent, replace(1, sameVersion.chunks[1]), table), 'CHUNK_FOREIGN_PARENT');
   throwsDynaslice(() => reassemble(parent, chunks, collection), 'LAYOUT_MISMATCH');
-  throwsDynaslice(() => reassemble(parent, chunks, { ...table, maxBytes: written.manifest.rawBytes - 1 }), 'DECOMPRESS_LIMIT');
+  throwsDynaslice(() => reassemble(parent, chunks, { ...table, maxBytes: written.manifest.rawBytes - 1 }), 'DECOMPRESS_LIMIT', /the option maxBytes raises it/);
   assert.deepEqual(reassemble(parent, chunks, { ...table, maxBytes: written.manifest.rawBytes }), item);
   throwsDynaslice(() => reassemble({ ...parent, _ds: { M: { ...parent._ds.M, f: { N: '2' } } } }, chunks, table), 'MANIFEST_UNSUPPORTED_VERSION');
   throwsDynaslice(() => reassemble({ ...parent, _ds: { S: 'x' } }, chunks, table), 'MANIFEST_INVALID');

@@ -95,7 +95,7 @@ test('Splitter refuses bad options and items', () => {
     [{ ...stream, codec: 'zstd' }, 'OPTIONS_INVALID', /codec/],
     [{ ...stream, codec: 'snappy' }, 'OPTIONS_INVALID', /codec/],
     [{ ...stream, codec: 'zlib', level: 11 }, 'CODEC_LEVEL_UNSUPPORTED', /11/],
-    [{ ...stream, maxRawBytes: 1000 }, 'VIRTUAL_ITEM_TOO_LARGE', undefined],
+    [{ ...stream, maxRawBytes: 1000 }, 'VIRTUAL_ITEM_TOO_LARGE', /the option maxRawBytes raises it/],
     [{ ...stream, version: 'x' }, 'OPTIONS_INVALID', /version/],
     [{ ...stream, table: undefined }, 'OPTIONS_INVALID', /table/],
   ];
