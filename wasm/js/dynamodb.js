@@ -56,7 +56,7 @@ function reporter(options) {
   };
 }
 
-/** Capacity the answers reported, rounded as DynamoDB reports it (to 0.5 units). */
+/** The capacity the answers reported, summed. */
 function consumedOf(sender) {
   return { readUnits: sender.consumed.readUnits, writeUnits: sender.consumed.writeUnits };
 }

@@ -68,7 +68,7 @@ function transient(error) {
   const status = error?.$metadata?.httpStatusCode;
   if (typeof status === 'number') return status >= 500;
   // No HTTP answer at all: a reset, refused or timed-out connection.
-  return error instanceof Error && !('$fault' in error && error.$metadata?.httpStatusCode);
+  return error instanceof Error;
 }
 
 /** The reasons a TransactionCanceledException gives, one per action. */
