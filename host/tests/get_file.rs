@@ -383,3 +383,40 @@ async fn an_overwrite_mid_read_starts_the_file_again() {
     assert_eq!(names(&dir), ["clip.bin"], "no file, no temporary file");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_item_that_is_not_a_stored_file_is_written_as_json() {
+    let dir = tempdir("json");
+    let table = create_table("getfile-json");
+    let doc = r#"{"title": {"S": "hello"}, "n": {"N": "42"}}"#;
+    ok(&["put", "-t", &table, "-k", "pk=doc", "--json", doc]);
+    let get = |attribute: &str, name: &str| {
+        let path = dir.join(name);
+        ok(&[
+            "get",
+            "-t",
+            &table,
+            "-k",
+            "pk=doc",
+            "--attribute",
+            attribute,
+            "--out",
+            path.to_str().unwrap(),
+        ]);
+        std::fs::read(&path).unwrap()
+    };
+    // No such attribute, or one of another type: the item as DynamoDB JSON.
+    for (attribute, name) in [("data", "missing.json"), ("n", "number.json")] {
+        let item: Value = serde_json::from_slice(&get(attribute, name)).unwrap();
+        assert_eq!(item["title"]["S"], "hello", "{attribute}: {item}");
+        assert_eq!(item["pk"]["S"], "doc", "{attribute}: {item}");
+    }
+    // A string attribute: its text.
+    assert_eq!(get("title", "title.txt"), b"hello");
+    assert_eq!(
+        names(&dir),
+        ["missing.json", "number.json", "title.txt"],
+        "no temporary file is left"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
