@@ -19,7 +19,9 @@ use crate::table::TableConfig;
 #[derive(Clone, Debug)]
 pub struct GetOptions {
     /// The largest raw payload accepted (default 64 MiB): a larger stored
-    /// manifest is refused before anything is allocated.
+    /// manifest is refused before anything is allocated. [`crate::get_file`]
+    /// streams its attribute whatever its size; there it bounds only what
+    /// must be held whole (a raw snappy payload, the attributes' names).
     pub max_item_bytes: usize,
     /// Times the parent is re-read when chunks vanished under a concurrent
     /// overwrite (default 5).

@@ -14,6 +14,7 @@ fn main() -> ExitCode {
     }));
     let args = cli::args::Cli::parse();
     let json = cli::wants_json(&args);
+    let limit_flag = cli::limit_flag(&args);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -27,7 +28,7 @@ fn main() -> ExitCode {
     match runtime.block_on(cli::run(args)) {
         Ok(code) => code,
         Err(error) => {
-            cli::output::print_error(&error, json);
+            cli::output::print_error(&error, json, limit_flag);
             ExitCode::FAILURE
         }
     }

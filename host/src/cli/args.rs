@@ -53,7 +53,7 @@ pub enum Output {
 pub enum Command {
     /// Write an item: a file into a binary attribute, or an item in DynamoDB JSON.
     Put(PutArgs),
-    /// Read an item back whole (to stdout, or a file).
+    /// Read an item back (to stdout, or a stored file streamed to a file).
     Get(GetArgs),
     /// Delete an item and its chunks.
     Rm(KeyArgs),
@@ -139,7 +139,9 @@ pub struct KeyArgs {
     pub key: Vec<String>,
     /// The largest stored item this reads, inspects or deletes, in bytes
     /// (default 64 MiB): a stored manifest is checked against it before a
-    /// key is built for any of its chunks.
+    /// key is built for any of its chunks. `get --out` of a string or
+    /// binary attribute streams it to the file whatever its size; there it
+    /// bounds only what must be held whole (a snappy payload).
     #[arg(long)]
     pub max_size: Option<usize>,
     #[command(flatten)]
@@ -223,9 +225,13 @@ pub enum ModeArg {
 pub struct GetArgs {
     #[command(flatten)]
     pub item: KeyArgs,
-    /// Write the binary attribute --attribute to this file (the whole item
-    /// as DynamoDB JSON when it is not binary). Default: the item as
-    /// DynamoDB JSON on stdout.
+    /// Write the attribute --attribute (binary, or a string as UTF-8) to
+    /// this file, streamed as its chunks arrive, in bounded memory and
+    /// whatever its size; the whole item as DynamoDB JSON when it has no
+    /// such attribute or it is of another type. The file appears only once
+    /// every byte was checked: written beside it under a temporary name,
+    /// then renamed; on an error, an existing file is left as it was.
+    /// Default: the item as DynamoDB JSON on stdout.
     #[arg(long, short)]
     pub out: Option<PathBuf>,
     /// The attribute a file was stored in.

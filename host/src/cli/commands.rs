@@ -6,8 +6,8 @@ use aws_sdk_dynamodb::Client;
 use dynaslice_core::Code;
 use dynaslice_core::plan::{Expect, WriteMode, plan_write};
 use dynaslice_core::{
-    AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType, item_size,
-    split_item,
+    AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType, ReassembleError,
+    item_size, split_item,
 };
 use dynaslice_host::json::{
     item_from_json, item_to_json, key_from_args, key_text, manifest_to_json,
@@ -191,35 +191,41 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
     if let Some(max) = args.item.max_size {
         options.max_item_bytes = max;
     }
-    let bar = Bar::new("reading", json || args.out.is_none());
-    let fetched = dynaslice_host::get(client, &table, &key, &options, &bar).await;
-    bar.finish();
-    let Some(fetched) = fetched? else {
-        return not_found(&key, &table, json);
+    let Some(path) = &args.out else {
+        let bar = Bar::new("reading", true);
+        let fetched = dynaslice_host::get(client, &table, &key, &options, &bar).await;
+        bar.finish();
+        let Some(fetched) = fetched? else {
+            return not_found(&key, &table, json);
+        };
+        print_json(&item_to_json(&fetched.item));
+        return Ok(ExitCode::SUCCESS);
     };
-    match &args.out {
-        Some(path) => {
-            let mut item = fetched.item;
-            // The file's bytes move out of the item rather than being copied.
-            let bytes = match item.remove(&args.attribute) {
-                Some(AttributeValue::B(bytes)) => bytes,
-                other => {
-                    item.extend(other.map(|v| (args.attribute.clone(), v)));
-                    item_to_json(&item).to_string().into_bytes()
-                }
+    let bar = Bar::new("reading", json);
+    let streamed =
+        dynaslice_host::get_file(client, &table, &key, &args.attribute, path, &options, &bar).await;
+    bar.finish();
+    let bytes = match streamed {
+        Ok(Some(outcome)) => outcome.bytes,
+        Ok(None) => return not_found(&key, &table, json),
+        // Not a stored file: the whole item as DynamoDB JSON, read whole.
+        Err(HostError::Reassemble(
+            ReassembleError::AttributeNotFound { .. } | ReassembleError::AttributeNotBlob { .. },
+        )) => {
+            let Some(fetched) = dynaslice_host::get(client, &table, &key, &options, &()).await?
+            else {
+                return not_found(&key, &table, json);
             };
-            tokio::fs::write(path, &bytes)
-                .await
-                .map_err(|e| HostError::io(path.display(), e))?;
-            if json {
-                print_json(
-                    &json!({ "key": item_to_json(&key), "file": path, "bytes": bytes.len() }),
-                );
-            } else {
-                println!("wrote {} to {}", size(bytes.len() as u64), path.display());
-            }
+            let text = item_to_json(&fetched.item).to_string();
+            dynaslice_host::replace_file(path, text.as_bytes()).await?;
+            text.len() as u64
         }
-        None => print_json(&item_to_json(&fetched.item)),
+        Err(e) => return Err(e),
+    };
+    if json {
+        print_json(&json!({ "key": item_to_json(&key), "file": path, "bytes": bytes }));
+    } else {
+        println!("wrote {} to {}", size(bytes), path.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -25,6 +25,19 @@ pub fn wants_json(cli: &Cli) -> bool {
     flag || cli.output == args::Output::Json
 }
 
+/// The flag that raises the command's size limit, for error messages that
+/// name the limit.
+pub fn limit_flag(cli: &Cli) -> Option<&'static str> {
+    match &cli.command {
+        Command::Put(_)
+        | Command::Estimate(_)
+        | Command::Get(_)
+        | Command::Rm(_)
+        | Command::Inspect(_) => Some("--max-size"),
+        Command::Ls(_) | Command::Gc(_) | Command::Tables(_) | Command::Serve(_) => None,
+    }
+}
+
 /// The client for where requests go: `--endpoint`, `--aws`, or the
 /// embedded store, answered inside this process (no socket).
 async fn connect(cli: &Cli) -> Result<Client, HostError> {

@@ -3,7 +3,7 @@
 use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
-use dynaslice_core::Manifest;
+use dynaslice_core::{Code, Manifest};
 use dynaslice_host::{HostError, Progress};
 
 /// A progress bar on stderr, drawn only when stderr is a terminal.
@@ -73,15 +73,27 @@ pub fn manifest_text(manifest: &Manifest) -> String {
 }
 
 /// Prints an error: one line on stderr, or a JSON document on stdout.
-pub fn print_error(error: &HostError, json: bool) {
+/// `limit_flag` is the command's flag that raises the size limit, if it
+/// has one: an error naming that limit says how to raise it.
+pub fn print_error(error: &HostError, json: bool, limit_flag: Option<&str>) {
+    let mut message = error.to_string();
+    if let Some(flag) = limit_flag.filter(|_| names_size_limit(error.code())) {
+        message.push_str(&format!(" (raise the limit with {flag} <bytes>)"));
+    }
     if json {
         println!(
             "{}",
-            json!({ "error": { "code": error.code().as_str(), "message": error.to_string() } })
+            json!({ "error": { "code": error.code().as_str(), "message": message } })
         );
     } else {
-        eprintln!("dynaslice: {error} [{}]", error.code());
+        eprintln!("dynaslice: {message} [{}]", error.code());
     }
+}
+
+/// The codes of errors that name the caller's size limit (`--max-size`),
+/// as opposed to DynamoDB's own limits, which no flag raises.
+fn names_size_limit(code: Code) -> bool {
+    matches!(code, Code::DecompressLimit | Code::VirtualItemTooLarge)
 }
 
 /// Prints `value` as JSON (for --output json).

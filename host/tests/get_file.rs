@@ -1,0 +1,422 @@
+//! `dynaslice get --out`: a stored file streamed to disk as its chunks
+//! arrive, past the default 64 MiB limit of whole-item reads; the file
+//! appears only once every byte was checked, and a failed read leaves no
+//! file (and no temporary file) under the final name, and a file already
+//! there as it was. Plus the library's `get_file` starting again when an
+//! overwrite replaces the item mid-read.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use dynaslice_core::{AttributeValue, CodecChoice, Compression, Item};
+use dynaslice_host::{GetOptions, LayoutKind, Progress, PutOptions, item_to_sdk};
+use serde_json::Value;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+/// The binary against the shared test server.
+fn dynaslice(args: &[&str]) -> Run {
+    let Output {
+        status,
+        stdout,
+        stderr,
+    } = Command::new(env!("CARGO_BIN_EXE_dynaslice"))
+        .arg("--endpoint")
+        .arg(common::endpoint())
+        .args(args)
+        .output()
+        .expect("the binary runs");
+    let run = Run {
+        code: status.code().unwrap_or(-1),
+        stdout: String::from_utf8(stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(stderr).expect("utf-8 stderr"),
+    };
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    run
+}
+
+fn ok(args: &[&str]) -> Run {
+    let run = dynaslice(args);
+    assert_eq!(run.code, 0, "dynaslice {args:?} failed: {}", run.stderr);
+    run
+}
+
+/// Fails with exactly one line on stderr naming `code`.
+fn fails(args: &[&str], code: &str) -> Run {
+    let run = dynaslice(args);
+    assert_ne!(run.code, 0, "dynaslice {args:?} succeeded");
+    assert_eq!(run.stderr.lines().count(), 1, "one line: {:?}", run.stderr);
+    assert!(
+        run.stderr.contains(&format!("[{code}]")),
+        "expected {code}: {}",
+        run.stderr
+    );
+    run
+}
+
+fn json(run: &Run) -> Value {
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout))
+}
+
+fn tempdir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "dynaslice-test-getfile-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The names in `dir`, sorted (a temporary file left behind shows here).
+fn names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+/// True when the file at `path` holds exactly `bytes` (no 200 MB diff printed).
+fn holds(path: &Path, bytes: &[u8]) -> bool {
+    std::fs::read(path).is_ok_and(|read| read == bytes)
+}
+
+fn create_table(prefix: &str) -> String {
+    let table = common::table_name(prefix);
+    ok(&[
+        "tables",
+        "create",
+        "--table",
+        &table,
+        "--partition-key",
+        "pk",
+    ]);
+    table
+}
+
+#[test]
+fn a_file_over_the_default_limit_streams_back() {
+    let dir = tempdir("big");
+    let table = create_table("getfile-big");
+    // Random (incompressible), stored with codec none: 190.7 MiB, the size
+    // the issue's whole-item read refused.
+    let bytes = common::noise(21, 200_000_015);
+    let source = dir.join("big.bin");
+    std::fs::write(&source, &bytes).unwrap();
+    ok(&[
+        "put",
+        "-t",
+        &table,
+        "-k",
+        "pk=big",
+        "--file",
+        source.to_str().unwrap(),
+        "--codec",
+        "none",
+        "--max-size",
+        "300000000",
+    ]);
+    std::fs::remove_file(&source).unwrap();
+
+    // Reading it whole is still held to the limit, and says how to raise it.
+    for command in ["get", "inspect", "rm"] {
+        let refused = fails(&[command, "-t", &table, "-k", "pk=big"], "DECOMPRESS_LIMIT");
+        assert!(
+            refused.stderr.contains("--max-size"),
+            "{command}: names the flag that raises the limit: {}",
+            refused.stderr
+        );
+    }
+
+    let back = dir.join("back.bin");
+    let got = json(&ok(&[
+        "get",
+        "-t",
+        &table,
+        "-k",
+        "pk=big",
+        "--out",
+        back.to_str().unwrap(),
+        "--json",
+    ]));
+    assert_eq!(got["bytes"], 200_000_015, "{got}");
+    assert!(holds(&back, &bytes), "the file read back differs");
+    assert_eq!(names(&dir), ["back.bin"], "no temporary file is left");
+
+    ok(&[
+        "rm",
+        "-t",
+        &table,
+        "-k",
+        "pk=big",
+        "--max-size",
+        "300000000",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_compressed_file_streams_back() {
+    let dir = tempdir("deflate");
+    let table = create_table("getfile-deflate");
+    // ~96 MB of JSON text, stored deflated (a few MB).
+    let text = common::order_history(22, 8_000_000);
+    let bytes = text.as_bytes().repeat(12);
+    let source = dir.join("orders.json");
+    std::fs::write(&source, &bytes).unwrap();
+    let put = ok(&[
+        "put",
+        "-t",
+        &table,
+        "-k",
+        "pk=orders",
+        "--file",
+        source.to_str().unwrap(),
+        "--codec",
+        "deflate",
+        "--max-size",
+        "200000000",
+    ]);
+    assert!(put.stdout.contains("deflate"), "{}", put.stdout);
+    let back = dir.join("back.json");
+    let human = ok(&[
+        "get",
+        "-t",
+        &table,
+        "-k",
+        "pk=orders",
+        "--out",
+        back.to_str().unwrap(),
+    ]);
+    assert!(human.stdout.contains("wrote"), "{}", human.stdout);
+    assert!(holds(&back, &bytes), "the file read back differs");
+    assert_eq!(names(&dir), ["back.json", "orders.json"]);
+    ok(&[
+        "rm",
+        "-t",
+        &table,
+        "-k",
+        "pk=orders",
+        "--max-size",
+        "200000000",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_damaged_chunk_leaves_no_file_and_an_existing_one_untouched() {
+    let client = common::client();
+    let table = common::fresh_table(&client, "getfile-damaged", LayoutKind::ChunkTable).await;
+    let dir = tempdir("damaged");
+    let key = common::key(LayoutKind::ChunkTable, "photo");
+    let bytes = common::noise(23, 6_000_000);
+    let mut item = key.clone();
+    item.insert("data".into(), AttributeValue::B(bytes.clone()));
+    let options = PutOptions {
+        compression: CodecChoice::Fixed(Compression::NONE),
+        ..PutOptions::default()
+    };
+    dynaslice_host::put(&client, &table, &item, &options, &())
+        .await
+        .expect("put");
+    let get = |path: PathBuf| {
+        let table = table.table.clone();
+        tokio::task::spawn_blocking(move || {
+            let path = path.to_str().unwrap().to_string();
+            dynaslice(&["get", "-t", &table, "-k", "pk=photo", "--out", &path])
+        })
+    };
+
+    // Intact: an existing file is replaced.
+    let existing = dir.join("existing.bin");
+    std::fs::write(&existing, b"what was here before").unwrap();
+    assert_eq!(get(existing.clone()).await.unwrap().code, 0);
+    assert!(holds(&existing, &bytes));
+
+    // One byte flipped in a middle chunk, after earlier chunks were written
+    // to the temporary file.
+    let middle = dynaslice_host::inspect(&client, &table, &key, usize::MAX)
+        .await
+        .unwrap()
+        .unwrap()
+        .chunks
+        .len()
+        / 2;
+    assert!(middle >= 5, "a middle chunk: {middle}");
+    let mut chunk = common::stored_chunk(&client, &table, &key, middle).await;
+    let Some(AttributeValue::B(data)) = chunk.get_mut("_d") else {
+        panic!("chunk data")
+    };
+    data[1000] ^= 0x01;
+    client
+        .put_item()
+        .table_name(&table.chunk_table)
+        .set_item(Some(item_to_sdk(chunk)))
+        .send()
+        .await
+        .expect("tamper");
+
+    let fresh = dir.join("fresh.bin");
+    let run = get(fresh.clone()).await.unwrap();
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("[CHUNK_DIGEST_MISMATCH]")
+            && run.stderr.contains(&format!("chunk {middle}")),
+        "{}",
+        run.stderr
+    );
+    assert!(!fresh.exists(), "no file under the final name");
+
+    std::fs::write(&existing, b"what was here before").unwrap();
+    let run = get(existing.clone()).await.unwrap();
+    assert!(
+        run.stderr.contains("[CHUNK_DIGEST_MISMATCH]"),
+        "{}",
+        run.stderr
+    );
+    assert!(holds(&existing, b"what was here before"), "untouched");
+    assert_eq!(names(&dir), ["existing.bin"], "no temporary file is left");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Overwrites the item with `next` (from another thread and runtime, as
+/// another writer would) the first time a chunk arrives.
+struct OverwriteOnce {
+    done: AtomicBool,
+    table: dynaslice_host::TableConfig,
+    next: Item,
+}
+
+impl Progress for OverwriteOnce {
+    fn advance(&self, _bytes: u64) {
+        if self.done.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (table, next) = (self.table.clone(), self.next.clone());
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let options = PutOptions {
+                    compression: CodecChoice::Fixed(Compression::NONE),
+                    ..PutOptions::default()
+                };
+                dynaslice_host::put(&common::client(), &table, &next, &options, &())
+                    .await
+                    .expect("overwrite");
+            });
+        })
+        .join()
+        .unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_overwrite_mid_read_starts_the_file_again() {
+    let client = common::client();
+    let table = common::fresh_table(&client, "getfile-overwrite", LayoutKind::ChunkTable).await;
+    let dir = tempdir("overwrite");
+    let key = common::key(LayoutKind::ChunkTable, "clip");
+    let with = |bytes: &[u8]| {
+        let mut item = key.clone();
+        item.insert("data".into(), AttributeValue::B(bytes.to_vec()));
+        item
+    };
+    let (old, new) = (common::noise(24, 5_000_000), common::noise(25, 4_000_000));
+    let options = PutOptions {
+        compression: CodecChoice::Fixed(Compression::NONE),
+        ..PutOptions::default()
+    };
+    dynaslice_host::put(&client, &table, &with(&old), &options, &())
+        .await
+        .expect("put");
+    let progress = OverwriteOnce {
+        done: AtomicBool::new(false),
+        table: table.clone(),
+        next: with(&new),
+    };
+    // One request in flight: the chunks after the first request's are
+    // asked for after the overwrite deleted them.
+    let read = GetOptions {
+        concurrency: 1,
+        ..GetOptions::default()
+    };
+    let path = dir.join("clip.bin");
+    let outcome = dynaslice_host::get_file(&client, &table, &key, "data", &path, &read, &progress)
+        .await
+        .expect("read again from the new version")
+        .expect("found");
+    assert_eq!(outcome.parent_reads, 2, "{outcome:?}");
+    assert_eq!(outcome.bytes, new.len() as u64);
+    assert!(holds(&path, &new), "the file is the new version, whole");
+    assert_eq!(names(&dir), ["clip.bin"]);
+
+    // No re-reads allowed: a clear error, and no file.
+    dynaslice_host::put(&client, &table, &with(&old), &options, &())
+        .await
+        .expect("put");
+    let progress = OverwriteOnce {
+        done: AtomicBool::new(false),
+        table: table.clone(),
+        next: with(&new),
+    };
+    let read = GetOptions {
+        max_rereads: 0,
+        ..read
+    };
+    let other = dir.join("other.bin");
+    let error = dynaslice_host::get_file(&client, &table, &key, "data", &other, &read, &progress)
+        .await
+        .expect_err("no re-read allowed");
+    assert_eq!(error.code(), "CHUNKS_VANISHED", "{error}");
+    assert_eq!(names(&dir), ["clip.bin"], "no file, no temporary file");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_item_that_is_not_a_stored_file_is_written_as_json() {
+    let dir = tempdir("json");
+    let table = create_table("getfile-json");
+    let doc = r#"{"title": {"S": "hello"}, "n": {"N": "42"}}"#;
+    ok(&["put", "-t", &table, "-k", "pk=doc", "--json", doc]);
+    let get = |attribute: &str, name: &str| {
+        let path = dir.join(name);
+        ok(&[
+            "get",
+            "-t",
+            &table,
+            "-k",
+            "pk=doc",
+            "--attribute",
+            attribute,
+            "--out",
+            path.to_str().unwrap(),
+        ]);
+        std::fs::read(&path).unwrap()
+    };
+    // No such attribute, or one of another type: the item as DynamoDB JSON.
+    for (attribute, name) in [("data", "missing.json"), ("n", "number.json")] {
+        let item: Value = serde_json::from_slice(&get(attribute, name)).unwrap();
+        assert_eq!(item["title"]["S"], "hello", "{attribute}: {item}");
+        assert_eq!(item["pk"]["S"], "doc", "{attribute}: {item}");
+    }
+    // A string attribute: its text.
+    assert_eq!(get("title", "title.txt"), b"hello");
+    assert_eq!(
+        names(&dir),
+        ["missing.json", "number.json", "title.txt"],
+        "no temporary file is left"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
