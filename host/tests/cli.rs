@@ -2,64 +2,33 @@
 //! human and JSON output, one clear line and a non-zero exit for every
 //! error, and the embedded store persisting between runs.
 
+#[path = "support/cli_run.rs"]
+mod cli_run;
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-use serde_json::Value;
+use cli_run::{Run, json};
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+/// The binary, on the embedded store unless the arguments name a server.
+fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dynaslice"));
+    command.args(args).env_remove("DYNASLICE_ENDPOINT");
+    command
 }
 
 fn dynaslice(args: &[&str]) -> Run {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_dynaslice"))
-        .args(args)
-        .env_remove("DYNASLICE_ENDPOINT")
-        .output()
-        .expect("the binary runs");
-    let run = Run {
-        code: status.code().unwrap_or(-1),
-        stdout: String::from_utf8(stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(stderr).expect("utf-8 stderr"),
-    };
-    // Whatever happened, never a panic or a backtrace.
-    assert!(
-        !run.stderr.contains("panicked") && !run.stderr.contains("backtrace"),
-        "{}",
-        run.stderr
-    );
-    run
+    cli_run::run(command(args))
 }
 
 fn ok(args: &[&str]) -> Run {
-    let run = dynaslice(args);
-    assert_eq!(run.code, 0, "dynaslice {args:?} failed: {}", run.stderr);
-    run
+    cli_run::ok(command(args), args)
 }
 
 /// Fails with exactly one line on stderr naming `code`.
 fn fails(args: &[&str], code: &str) -> Run {
-    let run = dynaslice(args);
-    assert_ne!(run.code, 0, "dynaslice {args:?} succeeded");
-    assert_eq!(run.stderr.lines().count(), 1, "one line: {:?}", run.stderr);
-    assert!(
-        run.stderr.contains(&format!("[{code}]")),
-        "expected {code}: {}",
-        run.stderr
-    );
-    run
-}
-
-fn json(run: &Run) -> Value {
-    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout))
+    cli_run::fails(command(args), args, code)
 }
 
 #[test]

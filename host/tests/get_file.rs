@@ -5,64 +5,37 @@
 //! there as it was. Plus the library's `get_file` starting again when an
 //! overwrite replaces the item mid-read.
 
+#[path = "support/cli_run.rs"]
+mod cli_run;
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use cli_run::{Run, json};
 use dynaslice_core::{AttributeValue, CodecChoice, Compression, Item};
 use dynaslice_host::{GetOptions, LayoutKind, Progress, PutOptions, item_to_sdk};
 use serde_json::Value;
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+/// The binary against the shared test server.
+fn command(args: &[&str]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_dynaslice"));
+    command.arg("--endpoint").arg(common::endpoint()).args(args);
+    command
 }
 
-/// The binary against the shared test server.
 fn dynaslice(args: &[&str]) -> Run {
-    let Output {
-        status,
-        stdout,
-        stderr,
-    } = Command::new(env!("CARGO_BIN_EXE_dynaslice"))
-        .arg("--endpoint")
-        .arg(common::endpoint())
-        .args(args)
-        .output()
-        .expect("the binary runs");
-    let run = Run {
-        code: status.code().unwrap_or(-1),
-        stdout: String::from_utf8(stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(stderr).expect("utf-8 stderr"),
-    };
-    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
-    run
+    cli_run::run(command(args))
 }
 
 fn ok(args: &[&str]) -> Run {
-    let run = dynaslice(args);
-    assert_eq!(run.code, 0, "dynaslice {args:?} failed: {}", run.stderr);
-    run
+    cli_run::ok(command(args), args)
 }
 
 /// Fails with exactly one line on stderr naming `code`.
 fn fails(args: &[&str], code: &str) -> Run {
-    let run = dynaslice(args);
-    assert_ne!(run.code, 0, "dynaslice {args:?} succeeded");
-    assert_eq!(run.stderr.lines().count(), 1, "one line: {:?}", run.stderr);
-    assert!(
-        run.stderr.contains(&format!("[{code}]")),
-        "expected {code}: {}",
-        run.stderr
-    );
-    run
-}
-
-fn json(run: &Run) -> Value {
-    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("not JSON ({e}): {}", run.stdout))
+    cli_run::fails(command(args), args, code)
 }
 
 fn tempdir(name: &str) -> PathBuf {
