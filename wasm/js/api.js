@@ -6,6 +6,7 @@
 import { decodeItem } from './decode.js';
 import { binaryBytes, DYNAMODB_INPUT, encodeItem, encodeItems, inputOptions, isPlainObject } from './encode.js';
 import { dynasliceError, flag, format, isDynasliceError } from './error.js';
+import { itemSizeInJs, UNSURE } from './size.js';
 import { splitStreamWith } from './stream.js';
 
 /** The stream of the stored parent `options.expect` holds, if it holds one. */
@@ -62,6 +63,13 @@ export function bind(wasm) {
     constants,
 
     itemSize(item, options) {
+      const input = inputOptions(options);
+      const size = itemSizeInJs(item, input);
+      return size !== UNSURE ? size : wasm.itemSize(encodeItem(item, input));
+    },
+
+    /** Not public: itemSize measured by the core alone, as tests/js/item-size.test.mjs compares. */
+    itemSizeInCore(item, options) {
       return wasm.itemSize(encodeItem(item, inputOptions(options)));
     },
 

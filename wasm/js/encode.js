@@ -423,6 +423,16 @@ function base64Bytes(value) {
   return bytes;
 }
 
+/**
+ * How many bytes strict base64 text decodes to (what `base64Bytes` would
+ * return, without decoding); undefined when it is not base64.
+ */
+export function base64Length(value) {
+  if (!BASE64.test(value)) return undefined;
+  const padding = value.endsWith('==') ? 2 : value.endsWith('=') ? 1 : 0;
+  return (value.length / 4) * 3 - padding;
+}
+
 /** True for an object made by `{}` or `Object.create(null)`. */
 export function isPlainObject(value) {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;

@@ -1,0 +1,418 @@
+// itemSize without crossing into WebAssembly: the size rules of
+// core/src/size.rs and core/src/number.rs, mirrored in JavaScript for speed
+// (issue 15). Encoding an item into a value stream costs several times the
+// walk alone, and sizing is what callers do to every item they write.
+//
+// The mirror answers only where it is certain to give core's answer for the
+// same input: plain objects, arrays, strings, numbers, booleans, null,
+// binaries, Sets and NumberValues, and DynamoDB JSON of the expected shape.
+// For anything else (a value encode.js refuses, a Map, a resizable or
+// detached buffer, an exponent too long to add exactly, nesting near the
+// limit, a getter that throws) it returns UNSURE and the caller measures
+// through WebAssembly as before, so errors and edge cases stay core's.
+// tests/js/item-size.test.mjs proves the two equal on generated items and
+// on every vector of tests/vectors/sizes.json.
+
+import { base64Length } from './encode.js';
+
+/** What `itemSizeInJs` returns when only the core may answer. */
+export const UNSURE = -1;
+
+/**
+ * Lists and maps read around a value before the core must decide: from
+ * here encode.js refuses the item as too deep (its READ_DEPTH is 40, and a
+ * value in 40 containers is refused), so a container this deep is left to it.
+ */
+const DEEPEST = 39;
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+/**
+ * Sizes from here on are left to the core: its sizes are a `usize` of
+ * wasm32, and an item this large is rare enough to measure the old way.
+ */
+const LARGEST = 2 ** 30;
+/** Exponent digits (after leading zeros) the mirror adds exactly; core saturates longer ones. */
+const EXPONENT_DIGITS = 15;
+
+/** Thrown inside the walk when only the core may answer; caught by `itemSizeInJs`. */
+const UNSURE_SIGNAL = Object.freeze({ unsure: true });
+
+/**
+ * The exact size of `item`, as core computes it, or UNSURE. `options` is what
+ * encode.js's `inputOptions` read (`plain`, `allowImprecise`, `removeUndefined`).
+ */
+export function itemSizeInJs(item, options) {
+  try {
+    if (!isPlainObject(item)) return UNSURE;
+    const size = options.plain ? plainAttributes(item, options) : typedAttributes(item, options);
+    return size <= LARGEST ? size : UNSURE;
+  } catch {
+    // UNSURE_SIGNAL, or the input threw (a getter, a Proxy trap): encode.js
+    // reads the item again and reports what it finds with its path.
+    return UNSURE;
+  }
+}
+
+/**
+ * UTF-8 bytes of a string as TextEncoder writes it: a lone surrogate
+ * becomes U+FFFD (3 bytes), as encode.js sends it to the core.
+ */
+export function utf8Length(s) {
+  const n = s.length;
+  let i = 0;
+  // ASCII first: most names and many values are, and this loop is the cheapest.
+  while (i < n && s.charCodeAt(i) < 0x80) i++;
+  if (i === n) return n;
+  let bytes = i;
+  for (; i < n; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) bytes += 1;
+    else if (c < 0x800) bytes += 2;
+    else if (c < 0xd800 || c > 0xdbff) bytes += 3;
+    else if (i + 1 < n && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      i++;
+    } else bytes += 3;
+  }
+  return bytes;
+}
+
+function isPlainObject(value) {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const proto = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
+}
+
+// --- plain JavaScript values (format: 'plain') ------------------------------
+
+/** An item's attributes: names and values, no container overhead. */
+function plainAttributes(item, options) {
+  const keys = Object.keys(item);
+  const dropUndefined = options.removeUndefined;
+  let total = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const value = item[key];
+    if (value === undefined && dropUndefined) continue;
+    total += utf8Length(key) + plainValue(value, 0, options);
+  }
+  return total;
+}
+
+/** One plain value with `depth` lists and maps around it (encode.js's `plain`). */
+function plainValue(value, depth, options) {
+  switch (typeof value) {
+    case 'string':
+      return utf8Length(value);
+    case 'number':
+      return jsNumberSize(value, options);
+    case 'boolean':
+      return 1;
+    case 'bigint':
+      return numberTextSize(value.toString());
+    case 'object': {
+      if (value === null) return 1;
+      if (Array.isArray(value)) return plainList(value, depth, options);
+      const proto = Object.getPrototypeOf(value);
+      if (proto === Object.prototype || proto === null) return plainMap(value, depth, options);
+      if (value instanceof Uint8Array || value instanceof ArrayBuffer) return binaryLength(value);
+      if (value instanceof Set) return plainSet(value, options);
+      // A Map (and anything else) goes to encode.js, which reads it once.
+      if (value instanceof Map) throw UNSURE_SIGNAL;
+      if (isNumberValue(value)) return numberTextSize(numberValueText(value));
+    }
+  }
+  throw UNSURE_SIGNAL;
+}
+
+function plainList(array, depth, options) {
+  const n = array.length;
+  if (!Number.isSafeInteger(n) || n < 0 || depth >= DEEPEST) throw UNSURE_SIGNAL;
+  let total = 3 + n;
+  for (let i = 0; i < n; i++) total += plainValue(array[i], depth + 1, options);
+  return total;
+}
+
+function plainMap(object, depth, options) {
+  if (depth >= DEEPEST) throw UNSURE_SIGNAL;
+  const keys = Object.keys(object);
+  const dropUndefined = options.removeUndefined;
+  let total = 3;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const value = object[key];
+    if (value === undefined && dropUndefined) continue;
+    total += 1 + utf8Length(key) + plainValue(value, depth + 1, options);
+  }
+  return total;
+}
+
+/** A Set: its first member decides SS, BS or NS (encode.js's `set`); no overhead. */
+function plainSet(set, options) {
+  const size = set.size;
+  if (size === 0) throw UNSURE_SIGNAL;
+  const first = set.values().next().value;
+  let total = 0;
+  let count = 0;
+  if (typeof first === 'string') {
+    for (const member of set) {
+      if (typeof member !== 'string') throw UNSURE_SIGNAL;
+      total += utf8Length(member);
+      count++;
+    }
+  } else if (first instanceof Uint8Array || first instanceof ArrayBuffer) {
+    for (const member of set) {
+      if (!(member instanceof Uint8Array || member instanceof ArrayBuffer)) throw UNSURE_SIGNAL;
+      total += binaryLength(member);
+      count++;
+    }
+  } else {
+    for (const member of set) {
+      if (typeof member === 'number') total += jsNumberSize(member, options);
+      else if (typeof member === 'bigint') total += numberTextSize(member.toString());
+      else if (typeof member === 'object' && member !== null && isNumberValue(member)) {
+        total += numberTextSize(numberValueText(member));
+      } else throw UNSURE_SIGNAL;
+      count++;
+    }
+  }
+  // encode.js writes the size first: a set that changed while read is its to refuse.
+  if (count !== size || set.size !== size) throw UNSURE_SIGNAL;
+  return total;
+}
+
+/**
+ * A Uint8Array's or ArrayBuffer's length. Buffers that can shrink or grow,
+ * and detached ones, are left to encode.js, which checks a long binary's
+ * length again when the stream is finished.
+ */
+function binaryLength(value) {
+  if (value instanceof Uint8Array) {
+    const buffer = value.buffer;
+    if (buffer.resizable || buffer.growable) throw UNSURE_SIGNAL;
+    return value.length;
+  }
+  // A detached ArrayBuffer reads as 0 bytes (encode.js refuses it), and so does an empty one.
+  if (value.resizable || value.byteLength === 0) throw UNSURE_SIGNAL;
+  return value.byteLength;
+}
+
+/** dynaslice's NumberValue or @aws-sdk/util-dynamodb's, recognised by name (as encode.js). */
+function isNumberValue(value) {
+  return value.constructor?.name === 'NumberValue';
+}
+
+function numberValueText(value) {
+  const text = value.value;
+  if (typeof text !== 'string') throw UNSURE_SIGNAL;
+  return text;
+}
+
+/**
+ * A JavaScript number's size. encode.js sends `String(value)`; an integer's
+ * size is worked out from its base-100 digits, without the text.
+ */
+function jsNumberSize(value, options) {
+  if (Number.isInteger(value)) {
+    if (value > MAX_SAFE || value < -MAX_SAFE) {
+      if (!options.allowImprecise) throw UNSURE_SIGNAL;
+      return numberTextSize(String(value));
+    }
+    if (value === 0) return 1;
+    let negative = 0;
+    if (value < 0) {
+      value = -value;
+      negative = 1;
+    }
+    // Pairs from the first nonzero base-100 digit to the last, plus one byte.
+    while (value % 100 === 0) value /= 100;
+    let pairs = 1;
+    while (value >= 100) {
+      value = Math.floor(value / 100);
+      pairs++;
+    }
+    return pairs + 1 + negative;
+  }
+  if (!Number.isFinite(value)) throw UNSURE_SIGNAL;
+  // Not an integer, so below 2^52: never NUMBER_IMPRECISE.
+  return numberTextSize(String(value));
+}
+
+/** True for a UTF-16 unit that is an ASCII digit. */
+const isDigit = (c) => c >= 48 && c <= 57;
+
+/**
+ * The size of number text, as core's `size::number_text_size`: the stored
+ * size of a decimal (`number::Decimal::parse`, then `stored_size`), or the
+ * text's UTF-8 length when it does not parse. Range and precision are not
+ * checked here, as the core does not check them for a size.
+ */
+export function numberTextSize(text) {
+  const n = text.length;
+  let i = 0;
+  let negative = false;
+  const sign = n > 0 ? text.charCodeAt(0) : 0;
+  if (sign === 45) {
+    negative = true;
+    i = 1;
+  } else if (sign === 43) i = 1;
+  const intStart = i;
+  while (i < n && isDigit(text.charCodeAt(i))) i++;
+  const intEnd = i;
+  let fracStart = i;
+  let fracEnd = i;
+  if (i < n && text.charCodeAt(i) === 46) {
+    fracStart = ++i;
+    while (i < n && isDigit(text.charCodeAt(i))) i++;
+    fracEnd = i;
+  }
+  if (intEnd === intStart && fracEnd === fracStart) return utf8Length(text);
+  let shift = 0;
+  if (i < n) {
+    const e = text.charCodeAt(i);
+    if (e !== 101 && e !== 69) return utf8Length(text);
+    i++;
+    let expNegative = false;
+    const expSign = i < n ? text.charCodeAt(i) : 0;
+    if (expSign === 45) {
+      expNegative = true;
+      i++;
+    } else if (expSign === 43) i++;
+    if (i === n) return utf8Length(text);
+    while (i < n && text.charCodeAt(i) === 48) i++;
+    const digitsAt = i;
+    while (i < n) {
+      const c = text.charCodeAt(i);
+      if (!isDigit(c)) return utf8Length(text);
+      shift = shift * 10 + (c - 48);
+      i++;
+    }
+    // Core saturates an i64 exponent; past 15 digits doubles are no longer exact.
+    if (i - digitsAt > EXPONENT_DIGITS) throw UNSURE_SIGNAL;
+    if (expNegative) shift = -shift;
+  }
+
+  // Significant digits and the power of ten of the first, as Decimal::parse.
+  let first = intStart;
+  while (first < intEnd && text.charCodeAt(first) === 48) first++;
+  let significant;
+  let firstPower;
+  if (first === intEnd) {
+    let lead = fracStart;
+    while (lead < fracEnd && text.charCodeAt(lead) === 48) lead++;
+    let end = fracEnd;
+    while (end > lead && text.charCodeAt(end - 1) === 48) end--;
+    significant = end - lead;
+    firstPower = -1 - (lead - fracStart);
+  } else {
+    let fracLast = fracEnd;
+    while (fracLast > fracStart && text.charCodeAt(fracLast - 1) === 48) fracLast--;
+    if (fracLast === fracStart) {
+      let intLast = intEnd;
+      while (intLast > first && text.charCodeAt(intLast - 1) === 48) intLast--;
+      significant = intLast - first;
+    } else {
+      significant = intEnd - first + (fracLast - fracStart);
+    }
+    firstPower = intEnd - first - 1;
+  }
+  if (significant === 0) return 1;
+  const exponent = firstPower + shift;
+  const last = exponent - (significant - 1);
+  return Math.floor(exponent / 2) - Math.floor(last / 2) + 2 + (negative ? 1 : 0);
+}
+
+// --- DynamoDB JSON (the default format) ----------------------------------------
+
+function typedAttributes(item, options) {
+  const keys = Object.keys(item);
+  const dropUndefined = options.removeUndefined;
+  let total = 0;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    const value = item[key];
+    if (value === undefined && dropUndefined) continue;
+    total += utf8Length(key) + typedValue(value, 0, options);
+  }
+  return total;
+}
+
+/** One DynamoDB JSON value (encode.js's `typed`): an object with exactly one type key. */
+function typedValue(value, depth, options) {
+  if (!isPlainObject(value)) throw UNSURE_SIGNAL;
+  let kind;
+  let keys = 0;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    kind = key;
+    keys += 1;
+  }
+  if (keys !== 1) throw UNSURE_SIGNAL;
+  const inner = value[kind];
+  switch (kind) {
+    case 'S':
+      if (typeof inner !== 'string') break;
+      return utf8Length(inner);
+    case 'N':
+      if (typeof inner !== 'string') break;
+      return numberTextSize(inner);
+    case 'B':
+      return typedBinaryLength(inner);
+    case 'BOOL':
+      if (typeof inner !== 'boolean') break;
+      return 1;
+    case 'NULL':
+      if (inner !== true) break;
+      return 1;
+    case 'L': {
+      if (!Array.isArray(inner) || depth >= DEEPEST) break;
+      const n = inner.length;
+      if (!Number.isSafeInteger(n) || n < 0) break;
+      let total = 3 + n;
+      for (let i = 0; i < n; i++) total += typedValue(inner[i], depth + 1, options);
+      return total;
+    }
+    case 'M': {
+      if (!isPlainObject(inner) || depth >= DEEPEST) break;
+      const names = Object.keys(inner);
+      const dropUndefined = options.removeUndefined;
+      let total = 3;
+      for (let i = 0; i < names.length; i++) {
+        const name = names[i];
+        const element = inner[name];
+        if (element === undefined && dropUndefined) continue;
+        total += 1 + utf8Length(name) + typedValue(element, depth + 1, options);
+      }
+      return total;
+    }
+    case 'SS':
+    case 'NS': {
+      if (!Array.isArray(inner)) break;
+      const size = kind === 'SS' ? utf8Length : numberTextSize;
+      let total = 0;
+      for (let i = 0; i < inner.length; i++) {
+        const member = inner[i];
+        if (typeof member !== 'string') throw UNSURE_SIGNAL;
+        total += size(member);
+      }
+      return total;
+    }
+    case 'BS': {
+      if (!Array.isArray(inner)) break;
+      let total = 0;
+      for (let i = 0; i < inner.length; i++) total += typedBinaryLength(inner[i]);
+      return total;
+    }
+  }
+  throw UNSURE_SIGNAL;
+}
+
+/** A DynamoDB JSON binary's length: bytes, or strict base64 text (decoded length). */
+function typedBinaryLength(value) {
+  if (typeof value === 'string') {
+    const length = base64Length(value);
+    if (length === undefined) throw UNSURE_SIGNAL;
+    return length;
+  }
+  if (value instanceof Uint8Array || value instanceof ArrayBuffer) return binaryLength(value);
+  throw UNSURE_SIGNAL;
+}
