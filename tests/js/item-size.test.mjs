@@ -105,7 +105,8 @@ function generator(seed, faults) {
     if (kind === 0) return pick([0, -0, 1, -1, 120, 12000, 0.012, 0.015, -120, 100.5, 2 ** 53 - 1, -(2 ** 53 - 1), 5e-324, 1e-7, 1e21, 123e-20, Number.MIN_VALUE, 0.1 + 0.2]);
     if (kind <= 4) return below(10 ** (1 + below(15))) * (chance(0.3) ? -1 : 1);
     if (kind <= 6) return Math.round(rnd() * 10 ** below(12)) * 10 ** below(6);
-    if (kind <= 9) return (rnd() - 0.5) * 10 ** (below(40) - 20);
+    if (kind <= 7) return (rnd() - 0.5) * 10 ** (below(40) - 20);
+    if (kind <= 9) return (Math.round(rnd() * 10 ** below(12)) / 10 ** below(12)) * (chance(0.3) ? -1 : 1); // prices, rates: few decimals
     return rnd() * 10 ** (below(600) - 300);
   };
   const bigint = () => BigInt(`${pick(['', '-'])}${digits(1 + below(45))}`);
@@ -275,6 +276,29 @@ test('every number spelling of the generator: numberTextSize is the core size', 
   }
 });
 
+test('JavaScript numbers: sized without their text exactly as String(value) is sized by the core', () => {
+  const rnd = prng(21);
+  const plain = inputOptions({ format: 'plain' });
+  const values = [0.1, 0.2, 0.1 + 0.2, 0.3, 1 / 3, 2 / 3, 0.5, 0.05, 0.015, 1.005, 123.45, 9.95, 99.99, 1e-7, 1.5e-7, 1e-6, 5e-324, 2 ** -1074, 2 ** 52 - 0.5, 2 ** 49 + 0.5, 4503599627370495.5, 0.000001, 1234567.891, Math.PI, Math.E, -0.001, -28.49];
+  for (let i = 0; i < 100_000; i++) {
+    const decimals = Math.floor(rnd() * 14);
+    const digits = Math.floor(rnd() * 10 ** Math.floor(rnd() * 17));
+    const sign = rnd() < 0.3 ? -1 : 1;
+    values.push(sign * (digits / 10 ** decimals), sign * digits * 10 ** -decimals, sign * rnd() * 10 ** Math.floor(rnd() * 40 - 25));
+  }
+  const fractions = values.filter((value) => !Number.isInteger(value));
+  assert.ok(fractions.length > 200_000);
+  for (const value of fractions) {
+    const mirror = itemSizeInJs({ n: value }, plain);
+    assert.equal(mirror, 1 + numberTextSize(String(value)), String(value));
+  }
+  // And the core agrees on the text (a sample: the core call is the slow part).
+  for (let i = 0; i < fractions.length; i += 37) {
+    const value = fractions[i];
+    assert.equal(itemSizeInJs({ n: value }, plain), itemSizeInCore({ n: value }, { format: 'plain' }), String(value));
+  }
+});
+
 // --- the shared vectors ----------------------------------------------------------
 
 test('sizes.json items and numbers: the mirror answers each, exactly', () => {
@@ -324,4 +348,20 @@ test('what the mirror leaves to the core still gets the core answer from itemSiz
     assert.equal(itemSizeInJs(item, inputOptions(options)), UNSURE, JSON.stringify(Object.keys(item)));
     assert.equal(itemSize(item, options), size);
   }
+});
+
+test('an enumerable property on Object.prototype is not counted as every object\'s own', () => {
+  const item = { a: 'x', m: { b: 1 } };
+  const plain = { format: 'plain' };
+  const size = 2 + 1 + 3 + 1 + 1 + 2;
+  assert.equal(itemSizeInJs(item, inputOptions(plain)), size);
+  Object.prototype.polluted = 'yyy'; // undone below
+  try {
+    assert.equal(itemSizeInJs(item, inputOptions(plain)), UNSURE);
+    assert.equal(itemSize(item, plain), size);
+    assert.equal(itemSize({ a: { S: 'x' } }), 2);
+  } finally {
+    delete Object.prototype.polluted;
+  }
+  assert.equal(itemSizeInJs(item, inputOptions(plain)), size);
 });
