@@ -13,3 +13,9 @@ const url = entry
 export const dynaslice = await import(url);
 /** Where they came from, for the report header. */
 export const dynasliceEntry = url;
+/**
+ * The package's internals beside that entry (its api.js), for what is not
+ * public, such as itemSize through the core alone; undefined when the
+ * build under test has none.
+ */
+export const dynasliceInternals = await import(new URL('api.js', url).href).catch(() => undefined);

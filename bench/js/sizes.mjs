@@ -1,15 +1,19 @@
 // Item sizes: dynaslice's exact size (the Rust core's rules, see
-// core/src/size.rs) on plain values and on DynamoDB JSON, against the two
-// npm packages that estimate it, each with its error against the exact size.
+// core/src/size.rs, mirrored in wasm/js/size.js) on plain values and on
+// DynamoDB JSON, against the two npm packages that estimate it, each with
+// its error against the exact size and its time over the fastest peer's,
+// on ~1 KB items and on 0.4-10 MiB documents.
 
 import dynoItemSize from 'dyno-item-size';
 import dynamodbItemSize from 'dynamodb-item-size';
 import { marshall } from '@aws-sdk/util-dynamodb';
 
-import { dynaslice } from './dynaslice.mjs';
+import { dynaslice, dynasliceInternals } from './dynaslice.mjs';
 import { measure, mbps, ms, num, table } from './measure.mjs';
 
 const { itemSize } = dynaslice;
+/** itemSize through the core alone, when the build under test has it (not public). */
+const itemSizeInCore = dynasliceInternals?.boundApi?.()?.itemSizeInCore;
 
 /**
  * Small items whose sizes were worked out by hand from DynamoDB's rules:
@@ -33,6 +37,10 @@ const peers = [
   { name: 'dyno-item-size 0.3.3', size: (item) => dynoItemSize(item) },
   { name: 'dynamodb-item-size 0.0.1', size: (item) => dynamodbItemSize.calculateItemSize(item) },
 ];
+/** The peer the speed target is set against (issue 15: within 2× of it). */
+const FASTEST_PEER = peers[1].name;
+/** The speed target: dynaslice's time at most this many times the fastest peer's. */
+export const WITHIN = 2;
 
 function error(got, exact) {
   const diff = got - exact;
@@ -40,10 +48,49 @@ function error(got, exact) {
 }
 
 /**
- * Times every size function on each document and prints the tables.
- * @param {{ name: string, item: object }[]} documents plain objects
+ * Times each candidate in `rounds` interleaved rounds (a share of the budget
+ * each) and returns each one's median of the rounds' medians, so a burst of
+ * load on the machine moves every candidate's time alike.
  */
-export async function benchSizes(documents, { budgetMs = 1500 } = {}) {
+async function interleaved(candidates, { budgetMs, min, rounds = 5 }) {
+  const times = candidates.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, c] of candidates.entries()) {
+      times[i].push((await measure(c.size, { budgetMs: budgetMs / rounds, min: Math.ceil(min / rounds) })).ms);
+    }
+  }
+  return times.map((t) => t.sort((a, b) => a - b)[t.length >> 1]);
+}
+
+/**
+ * The candidates for one input (`items`: plain objects measured one after
+ * another, as an application sizes what it writes): dynaslice on plain
+ * values and on DynamoDB JSON, the core alone (the value stream sized in
+ * WebAssembly, the path before the JavaScript mirror) and the peers.
+ */
+function candidatesFor(items, dynamo) {
+  const all = (size) => () => {
+    let total = 0;
+    for (let i = 0; i < items.length; i++) total += size(items[i], i);
+    return total;
+  };
+  const list = [
+    { name: "dynaslice itemSize(item, { format: 'plain' })", size: all((item) => itemSize(item, { format: 'plain' })) },
+    { name: 'dynaslice itemSize(marshall(item))', size: all((_, i) => itemSize(dynamo[i])) },
+  ];
+  if (itemSizeInCore) {
+    list.push({ name: "the core alone (value stream + WebAssembly), plain", size: all((item) => itemSizeInCore(item, { format: 'plain' })) });
+  }
+  list.push(...peers.map((p) => ({ name: p.name, size: all(p.size) })));
+  return list;
+}
+
+/**
+ * Times every size function on each input and prints the tables. An input
+ * is one document or many small items (`items`), each a plain object.
+ * @param {{ name: string, items: object[] }[]} inputs
+ */
+export async function benchSizes(inputs, { budgetMs = 3000 } = {}) {
   const checked = HAND_CHECKED.map(({ label, item, bytes }) => [
     label,
     num(bytes),
@@ -54,27 +101,38 @@ export async function benchSizes(documents, { budgetMs = 1500 } = {}) {
 
   const rows = [];
   const out = new Map();
-  for (const doc of documents) {
-    const exact = itemSize(doc.item, { format: 'plain' });
-    const dynamo = marshall(doc.item);
-    if (itemSize(dynamo) !== exact) throw new Error(`plain and DynamoDB JSON sizes differ for ${doc.name}`);
-    const options = { budgetMs, min: exact > 4e6 ? 5 : 15 };
-    const candidates = [
-      { name: "dynaslice itemSize(item, { format: 'plain' })", size: () => itemSize(doc.item, { format: 'plain' }) },
-      { name: 'dynaslice itemSize(marshall(item))', size: () => itemSize(dynamo) },
-      ...peers.map((p) => ({ name: p.name, size: () => p.size(doc.item) })),
-    ];
-    const results = [];
-    for (const c of candidates) {
-      const got = c.size();
-      const { ms: time } = await measure(c.size, options);
-      results.push({ name: c.name, ms: time, got });
-      rows.push([doc.name, c.name, ms(time), num(mbps(exact, time)), num(got), error(got, exact)]);
+  for (const input of inputs) {
+    const { items } = input;
+    const dynamo = items.map((item) => marshall(item));
+    const sizes = items.map((item) => itemSize(item, { format: 'plain' }));
+    const exact = sizes.reduce((a, b) => a + b, 0);
+    dynamo.forEach((d, i) => {
+      if (itemSize(d) !== sizes[i]) throw new Error(`plain and DynamoDB JSON sizes differ for ${input.name}`);
+      if (itemSizeInCore && itemSizeInCore(items[i], { format: 'plain' }) !== sizes[i]) throw new Error(`the core disagrees on ${input.name}`);
+    });
+    const candidates = candidatesFor(items, dynamo);
+    const got = candidates.map((c) => c.size());
+    const times = await interleaved(candidates, { budgetMs, min: exact > 4e6 ? 10 : 25 });
+    const peerMs = times[candidates.findIndex((c) => c.name === FASTEST_PEER)];
+    const per = items.length > 1 ? items.length : undefined;
+    const results = candidates.map((c, i) => ({ name: c.name, ms: times[i], got: got[i] }));
+    for (const r of results) {
+      rows.push([
+        input.name,
+        r.name,
+        per ? `${num((r.ms * 1000) / per, 2)} µs/item` : ms(r.ms),
+        num(mbps(exact, r.ms)),
+        `${num(r.ms / peerMs, 2)}×`,
+        num(r.got),
+        error(r.got, exact),
+      ]);
     }
-    const marshalled = await measure(() => marshall(doc.item), options);
-    rows.push([doc.name, '(for reference: marshall(item) alone)', ms(marshalled.ms), num(mbps(exact, marshalled.ms)), '—', '—']);
-    out.set(doc.name, { exact, results });
+    out.set(input.name, { exact, results, peerMs });
   }
-  table('itemSize (MB/s of exact item bytes)', ['<item', '<implementation', 'time', 'MB/s', 'size', 'error'], rows);
+  table(
+    `itemSize (MB/s of exact item bytes; ÷ peer: time over ${FASTEST_PEER}'s)`,
+    ['<input', '<implementation', 'time', 'MB/s', '÷ peer', 'size', 'error'],
+    rows,
+  );
   return out;
 }
