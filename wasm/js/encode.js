@@ -2,7 +2,10 @@
 // which items cross into WebAssembly: a single copy of one byte array,
 // instead of a call across the boundary for every value. Only the walk is
 // here; every DynamoDB rule (sizes, validation, splitting) stays in the
-// Rust core, which decodes and checks the stream as hostile bytes.
+// Rust core, which decodes and checks the stream as hostile bytes. (One
+// mirror, for speed: size.js counts itemSize's sizes in JavaScript, proven
+// equal to the core by tests/js/item-size.test.mjs, and sends here whatever
+// it is unsure of.)
 //
 // The input is assumed hostile too: wrong types, cycles (stopped by the
 // nesting limit), non-finite numbers, throwing getters and Proxies all end
