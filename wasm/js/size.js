@@ -11,7 +11,11 @@
 // limit, a getter that throws) it returns UNSURE and the caller measures
 // through WebAssembly as before, so errors and edge cases stay core's.
 // tests/js/item-size.test.mjs proves the two equal on generated items and
-// on every vector of tests/vectors/sizes.json.
+// on every item of tests/vectors/.
+//
+// Objects are read in their own order, not sorted as encode.js reads them:
+// an item whose getters change it while it is read may be measured as read
+// in either order (and read twice when the mirror hands it to the core).
 
 import { base64Length } from './encode.js';
 
