@@ -350,6 +350,25 @@ test('what the mirror leaves to the core still gets the core answer from itemSiz
   }
 });
 
+test('Proxies: read as encode.js reads them, or left to the core', () => {
+  const plain = { format: 'plain' };
+  // An array claiming a binary's prototype is a binary to encode.js.
+  const binaryArray = new Proxy([1, 2, 3], { getPrototypeOf: () => Uint8Array.prototype });
+  const plainProxy = new Proxy({ a: 'xy', l: new Proxy([true, null], {}) }, {});
+  const cases = [
+    [{ p: binaryArray }, false],
+    [{ p: plainProxy }, true],
+    [plainProxy, true],
+    [{ p: new Proxy({}, { getPrototypeOf: () => Set.prototype }) }, false],
+    [{ p: new Proxy({ x: 1 }, { ownKeys: () => { throw new Error('no keys'); } }) }, false],
+  ];
+  for (const [i, [item, answered]] of cases.entries()) {
+    assert.equal(agree(item, plain, `case ${i}`), answered, `case ${i}`);
+  }
+  assert.equal(itemSize({ p: binaryArray }, plain), 1 + 3);
+  assert.equal(itemSize(plainProxy, plain), 1 + 2 + 1 + 3 + 2 + 2);
+});
+
 test('an enumerable property on Object.prototype is not counted as every object\'s own', () => {
   const item = { a: 'x', m: { b: 1 } };
   const plain = { format: 'plain' };

@@ -141,13 +141,17 @@ function plainValue(value, depth, options) {
     case 'bigint':
       return numberTextSize(value.toString());
     case 'object': {
+      // encode.js asks "binary? array? Set? Map or plain object? NumberValue?"
+      // in that order; plain objects are asked first here, being the most
+      // common. Only a Proxy could answer both of two questions (a Proxy of
+      // an array claiming a binary's prototype): plainList checks for it.
       if (value === null) return 1;
       if (Array.isArray(value)) return plainList(value, depth, options);
       const proto = Object.getPrototypeOf(value);
       if (proto === Object.prototype || proto === null) return plainMap(value, depth, options);
       if (value instanceof Uint8Array || value instanceof ArrayBuffer) return binaryLength(value);
       if (value instanceof Set) return plainSet(value, options);
-      // A Map (and anything else) goes to encode.js, which reads it once.
+      // A Map goes to encode.js, which reads it once.
       if (value instanceof Map) throw UNSURE_SIGNAL;
       if (isNumberValue(value)) return numberTextSize(numberValueText(value));
     }
@@ -156,6 +160,7 @@ function plainValue(value, depth, options) {
 }
 
 function plainList(array, depth, options) {
+  if (array instanceof Uint8Array || array instanceof ArrayBuffer) throw UNSURE_SIGNAL;
   const n = array.length;
   if (!Number.isSafeInteger(n) || n < 0 || depth >= DEEPEST) throw UNSURE_SIGNAL;
   let total = 3 + n;
