@@ -17,7 +17,7 @@
 // an item whose getters change it while it is read may be measured as read
 // in either order (and read twice when the mirror hands it to the core).
 
-import { base64Length } from './encode.js';
+import { base64Length, isPlainObject } from './encode.js';
 
 /** What `itemSizeInJs` returns when only the core may answer. */
 export const UNSURE = -1;
@@ -107,12 +107,6 @@ function utf8Count(s) {
 function inheritsEnumerable() {
   for (const _ in Object.prototype) return true;
   return false;
-}
-
-function isPlainObject(value) {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 // --- plain JavaScript values (format: 'plain') ------------------------------
