@@ -74,7 +74,8 @@ for (const target of ['nodejs', 'web']) {
     if (optimized.has(key)) {
       copyFileSync(optimized.get(key), module);
     } else {
-      run(wasmOpt, ['-Oz', module, '-o', module]);
+      // Producers and target features are for tools, not for running: stripped (0.6 KB).
+      run(wasmOpt, ['-Oz', '--converge', '--strip-producers', '--strip-target-features', module, '-o', module]);
       optimized.set(key, module);
     }
   }

@@ -287,6 +287,12 @@ export interface SplitResult {
   /** Write capacity units the requests consume (transactions count double; cleanup not included). */
   writeUnits: number;
   /**
+   * What the write costs in each mode, whichever mode was planned (from {@link split} only,
+   * not {@link Splitter.finish}): `atomic` is `null` when the item does not fit one
+   * transaction; it bills every write twice, so it is about double `batch` for a split item.
+   */
+  costs?: { batch: number; atomic: number | null };
+  /**
    * The same write capacity request by request, in the order they are sent: what each
    * request writes and costs, for drawing a plan or pacing it against a table's capacity.
    * `abort` and `cleanup` are not included. The requests' `writeUnits` add up to

@@ -11,8 +11,6 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD as BASE64;
 
 use crate::key::{KeySchema, KeyType};
 use crate::number::Decimal;
@@ -168,7 +166,7 @@ fn key_part(value: &AttributeValue, key_type: KeyType) -> Option<String> {
     match (key_type, value) {
         (KeyType::S, AttributeValue::S(s)) => escape_into(&mut out, s),
         (KeyType::N, AttributeValue::N(n)) => out = Decimal::parse_valid(n).ok()?.canonical(),
-        (KeyType::B, AttributeValue::B(b)) => out = BASE64.encode(b),
+        (KeyType::B, AttributeValue::B(b)) => out = crate::base64::encode(b),
         _ => return None,
     }
     Some(out)
@@ -179,7 +177,7 @@ fn key_value(text: String, key_type: KeyType) -> Option<AttributeValue> {
     Some(match key_type {
         KeyType::S => AttributeValue::S(text),
         KeyType::N => AttributeValue::N(Decimal::parse_valid(&text).ok()?.canonical()),
-        KeyType::B => AttributeValue::B(BASE64.decode(text).ok()?),
+        KeyType::B => AttributeValue::B(crate::base64::decode(&text)?),
     })
 }
 

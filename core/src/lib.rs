@@ -7,6 +7,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod base64;
 pub mod capacity;
 mod chunk_reader;
 pub mod code;

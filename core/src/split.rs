@@ -356,35 +356,40 @@ fn choose_spill<'a>(
     total: usize,
     options: &SplitOptions,
 ) -> (Item, Vec<(&'a String, &'a AttributeValue)>) {
-    let mut candidates: Vec<_> = sized
+    // Both sorts below sort `&Sized` with a `fn` pointer: one instantiation
+    // of the sort in the WebAssembly module instead of two.
+    type Order = fn(&&Sized<'_>, &&Sized<'_>) -> core::cmp::Ordering;
+    let mut candidates: Vec<&Sized<'a>> = sized
         .iter()
         .filter(|(name, _, _)| !options.key.is_key(name) && !options.keep.contains(name))
         .collect();
-    candidates.sort_unstable_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0)));
+    let largest_first: Order = |a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0));
+    candidates.sort_unstable_by(largest_first);
     let budget = options.parent_budget.min(options.item_limit);
     let mut kept_size = total;
     let mut manifest_size = worst_case_manifest_size(&[]);
     let mut spilled = Vec::new();
     let mut names: Vec<String> = Vec::new();
-    for &&(name, value, size) in &candidates {
+    for &candidate in &candidates {
         if kept_size + manifest_size <= budget && !spilled.is_empty() {
             break;
         }
-        kept_size -= size;
-        spilled.push((name, value));
-        names.push(name.clone());
+        kept_size -= candidate.2;
+        spilled.push(candidate);
+        names.push(candidate.0.clone());
         manifest_size = worst_case_manifest_size(&names);
     }
     // Names are unique: an unstable sort is exact, and (like inserting rather
     // than collecting into a map) keeps the WebAssembly build small.
-    spilled.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let by_name: Order = |a, b| a.0.cmp(b.0);
+    spilled.sort_unstable_by(by_name);
     let mut kept = Item::new();
     for &(name, value, _) in sized {
-        if spilled.binary_search_by(|(n, _)| (*n).cmp(name)).is_err() {
+        if spilled.binary_search_by(|(n, _, _)| (*n).cmp(name)).is_err() {
             kept.insert(name.clone(), value.clone());
         }
     }
-    (kept, spilled)
+    (kept, spilled.iter().map(|&&(n, v, _)| (n, v)).collect())
 }
 
 /// The largest the manifest attribute can be with these spilled names.

@@ -5,6 +5,12 @@
 //! `js/decode.js`; these exports are called only by the package's
 //! `js/api.js`, which gives them their public shape.
 
+// Talc instead of Rust's default dlmalloc: smaller and faster (talc's
+// WebAssembly benchmarks); the module is single-threaded (no atomics).
+#[cfg(all(not(target_feature = "atomics"), target_family = "wasm"))]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 mod convert;
 mod driver;
 mod error;
@@ -80,7 +86,9 @@ pub fn split(item: &[u8], stored: Option<Box<[u8]>>, options: JsValue) -> JsResu
     let target = table.target();
     let plan = plan::plan_write(&split, &target, &expect, convert::write_mode(&options)?)
         .map_err(Failure::from)?;
-    Ok(convert::split_result(&split, &plan))
+    let result = convert::split_result(&split, &plan);
+    set(result.unchecked_ref(), "costs", &convert::write_costs(&split));
+    Ok(result)
 }
 
 /// What the write replaces: `expect` is `"absent"` (default), `"any"`, or

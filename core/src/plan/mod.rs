@@ -2,12 +2,14 @@
 //! item, grouped so that every request respects DynamoDB's limits. Core
 //! decides; a host sends (and retries) them.
 
+mod cost;
 mod delete;
 mod error;
 mod ops;
 mod read;
 mod write;
 
+pub use cost::{WriteCosts, write_costs};
 pub use delete::{DeletePlan, plan_delete};
 pub use error::PlanError;
 pub use ops::*;

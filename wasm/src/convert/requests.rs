@@ -173,3 +173,14 @@ pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
     set(&result, "capacity", &super::write_capacity(&plan.steps));
     result.into()
 }
+
+/// Both modes' prices of a split, whichever mode its plan took: `{ batch,
+/// atomic }`, atomic `null` when the item does not fit one transaction.
+pub fn write_costs(split: &SplitItem) -> JsValue {
+    let costs = dynaslice_core::plan::write_costs(split);
+    let both = Object::new();
+    set(&both, "batch", &(costs.batch as f64).into());
+    let atomic = costs.atomic.map_or(JsValue::NULL, |u| (u as f64).into());
+    set(&both, "atomic", &atomic);
+    both.into()
+}

@@ -1,0 +1,89 @@
+//! What a write costs in each mode, side by side, so a caller can see the
+//! price of asking for a transaction before choosing it.
+
+use crate::capacity::write_units;
+use crate::size::item_size;
+use crate::split::SplitItem;
+use super::{MAX_TRANSACT_ACTIONS, MAX_TRANSACT_BYTES};
+
+/// Write capacity units of one split item, in batch mode and in atomic
+/// mode (cleanup of a replaced version not included: it is the same in
+/// both, and billed by sizes the plan does not know).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WriteCosts {
+    /// Chunks by BatchWriteItem, then the parent by PutItem.
+    pub batch: u64,
+    /// Chunks and parent in one TransactWriteItems, where every write is
+    /// billed twice; `None` when the item does not fit one transaction
+    /// (100 actions, 4 MB). An item stored whole costs the same in both.
+    pub atomic: Option<u64>,
+}
+
+/// The costs of writing `split` (what [`super::plan_write`]'s plan in each
+/// mode reports as its `write_units`).
+pub fn write_costs(split: &SplitItem) -> WriteCosts {
+    let parent = item_size(&split.parent);
+    if split.chunks.is_empty() {
+        let units = write_units(parent, false);
+        return WriteCosts {
+            batch: units,
+            atomic: Some(units),
+        };
+    }
+    let sizes = || split.chunks.iter().map(item_size).chain([parent]);
+    let units = |transactional| sizes().map(|s| write_units(s, transactional)).sum();
+    let fits = split.chunks.len() < MAX_TRANSACT_ACTIONS
+        && sizes().sum::<usize>() <= MAX_TRANSACT_BYTES;
+    WriteCosts {
+        batch: units(false),
+        atomic: fits.then(|| units(true)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Expect, Target, WriteMode, plan_write};
+    use crate::{AttributeValue, Item, KeySchema, KeyType, Layout, SplitOptions, VersionId};
+    use crate::{CodecChoice, split_item};
+    use alloc::vec::Vec;
+
+    fn split(len: usize) -> SplitItem {
+        let key = KeySchema::partition("pk", KeyType::S);
+        let mut item = Item::new();
+        item.insert("pk".into(), AttributeValue::S("a".into()));
+        let bytes: Vec<u8> = (0..len).map(|i| (i * 7919 % 251) as u8).collect();
+        item.insert("data".into(), AttributeValue::B(bytes));
+        let mut options = SplitOptions::new(key, VersionId::new(1_763_683_200_000, 7));
+        options.compression = CodecChoice::Fixed(crate::Compression::NONE);
+        split_item(&item, &options).unwrap()
+    }
+
+    /// Each mode's cost is what that mode's plan reports, and a transaction
+    /// bills every write twice.
+    #[test]
+    fn equal_to_each_plans_units() {
+        let key = KeySchema::partition("pk", KeyType::S);
+        let layout = Layout::default();
+        let target = Target::new("t", "t-chunks", &key, &layout);
+        for len in [10, 300_000, 1_000_000, 3_000_000, 5_000_000] {
+            let split = split(len);
+            let costs = write_costs(&split);
+            let batch = plan_write(&split, &target, &Expect::Absent, WriteMode::Batch).unwrap();
+            assert_eq!(costs.batch, batch.write_units(), "{len} bytes");
+            match plan_write(&split, &target, &Expect::Absent, WriteMode::Atomic) {
+                Ok(atomic) => assert_eq!(costs.atomic, Some(atomic.write_units()), "{len} bytes"),
+                Err(_) => assert_eq!(costs.atomic, None, "{len} bytes"),
+            }
+            if !split.chunks.is_empty() && costs.atomic.is_some() {
+                assert_eq!(costs.atomic, Some(2 * costs.batch));
+            }
+        }
+        // 1 MB of incompressible bytes: three chunks and a parent, about
+        // 1,000 KB of writes in all (each item rounded up to 1 KB).
+        let costs = write_costs(&split(1_000_000));
+        assert!((977..=990).contains(&costs.batch), "{costs:?}");
+        // 5 MB does not fit a 4 MB transaction.
+        assert_eq!(write_costs(&split(5_000_000)).atomic, None);
+    }
+}
