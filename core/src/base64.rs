@@ -16,7 +16,11 @@ const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 pub fn encode(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for group in bytes.chunks(3) {
-        let b = [group[0], *group.get(1).unwrap_or(&0), *group.get(2).unwrap_or(&0)];
+        let b = [
+            group[0],
+            *group.get(1).unwrap_or(&0),
+            *group.get(2).unwrap_or(&0),
+        ];
         let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
         for i in 0..4 {
             if i <= group.len() {
@@ -32,7 +36,7 @@ pub fn encode(bytes: &[u8]) -> String {
 /// The bytes of canonical padded standard base64, or `None`.
 pub fn decode(text: &str) -> Option<Vec<u8>> {
     let text = text.as_bytes();
-    if text.len() % 4 != 0 {
+    if !text.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(text.len() / 4 * 3);
@@ -105,7 +109,10 @@ mod tests {
             "Zm-_", "Zm9v====",
         ] {
             assert_eq!(decode(text), None, "{text:?}");
-            assert!(STANDARD.decode(text).is_err(), "the crate agrees on {text:?}");
+            assert!(
+                STANDARD.decode(text).is_err(),
+                "the crate agrees on {text:?}"
+            );
         }
     }
 

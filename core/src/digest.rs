@@ -60,7 +60,9 @@ mod tests {
     #[test]
     fn equal_to_the_one_shot_functions() {
         let bytes: Vec<u8> = (0..5000u32).map(|i| (i * 7919 % 251) as u8).collect();
-        for len in [0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241, 1024, 1025, 4999] {
+        for len in [
+            0, 1, 3, 4, 8, 9, 16, 17, 128, 129, 240, 241, 1024, 1025, 4999,
+        ] {
             let piece = &bytes[..len];
             assert_eq!(digest(piece), xxh3_64(piece), "length {len}");
             let version = "01HF7YAT00000000000000001A";

@@ -11,7 +11,6 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 
-
 use crate::key::{KeySchema, KeyType};
 use crate::number::Decimal;
 use crate::value::{AttributeValue, Item};

@@ -385,7 +385,10 @@ fn choose_spill<'a>(
     spilled.sort_unstable_by(by_name);
     let mut kept = Item::new();
     for &(name, value, _) in sized {
-        if spilled.binary_search_by(|(n, _, _)| (*n).cmp(name)).is_err() {
+        if spilled
+            .binary_search_by(|(n, _, _)| (*n).cmp(name))
+            .is_err()
+        {
             kept.insert(name.clone(), value.clone());
         }
     }

@@ -28,7 +28,8 @@ pub struct GetOptions {
     pub max_rereads: u32,
     /// Retries of each request.
     pub retry: RetryPolicy,
-    /// BatchGetItem requests in flight at once.
+    /// The most BatchGetItem requests in flight at once (default 16): the
+    /// host starts at 4 and adapts to throttling between 1 and this.
     pub concurrency: usize,
 }
 
@@ -38,7 +39,7 @@ impl Default for GetOptions {
             max_item_bytes: DEFAULT_MAX_RAW_BYTES,
             max_rereads: 5,
             retry: RetryPolicy::default(),
-            concurrency: 4,
+            concurrency: crate::send::DEFAULT_CONCURRENCY,
         }
     }
 }

@@ -25,9 +25,14 @@ use crate::progress::Progress;
 use crate::send::Sender;
 use crate::table::TableConfig;
 
-/// Chunks asked for in one BatchGetItem: with the default 4 requests in
-/// flight, at most 16 chunks (~6.5 MB) are fetched ahead of the writer.
+/// Chunks asked for in one BatchGetItem: with at most [`MAX_WINDOW`]
+/// requests in flight, at most 24 chunks (~9.8 MB) are fetched ahead of the
+/// writer.
 pub const CHUNKS_PER_REQUEST: u32 = 4;
+
+/// The most BatchGetItem requests ahead of the writer, whatever the
+/// sender's pace allows: the read's memory stays bounded.
+const MAX_WINDOW: usize = 6;
 
 /// A file read back by [`get_file`].
 #[derive(Clone, Debug, PartialEq)]
@@ -165,7 +170,7 @@ impl Copy<'_> {
         let mut requests = FuturesOrdered::new();
         let mut asked = 0;
         while self.pushed < count {
-            while requests.len() < sender.concurrency.max(1) && asked < count {
+            while requests.len() < sender.pace.limit().min(MAX_WINDOW) && asked < count {
                 let last = asked.saturating_add(CHUNKS_PER_REQUEST).min(count);
                 let keys = (asked..last)
                     .map(|seq| self.reader.chunk_key(seq))

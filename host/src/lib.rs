@@ -47,6 +47,7 @@ mod get;
 mod get_file;
 mod inspect;
 pub mod json;
+mod pace;
 mod partial_file;
 mod preview;
 mod progress;
@@ -76,6 +77,7 @@ pub use progress::{ByteCounter, Progress};
 pub use put::{PutOptions, PutOutcome, fresh_version, put};
 pub use retry::RetryPolicy;
 pub use sdk_value::{SdkItem, from_sdk, item_from_sdk, item_to_sdk, to_sdk};
+pub use send::DEFAULT_CONCURRENCY;
 pub use stream::put_reader;
 pub use table::{
     CHUNK_KEY_NAME, LayoutKind, TableConfig, chunk_table_name, create_tables, describe_key,

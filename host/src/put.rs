@@ -37,7 +37,8 @@ pub struct PutOptions {
     pub max_item_bytes: usize,
     /// Retries of each request.
     pub retry: RetryPolicy,
-    /// Batch requests in flight at once.
+    /// The most batch requests in flight at once (default 16): the host
+    /// starts at 4 and adapts to throttling between 1 and this.
     pub concurrency: usize,
     /// Chunks per BatchWriteItem (1..=25): smaller batches keep more requests
     /// in flight for one item.

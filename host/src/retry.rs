@@ -91,6 +91,19 @@ const TRANSIENT_CODES: &[&str] = &[
     "TransactionInProgressException",
 ];
 
+/// DynamoDB error codes that mean "over the table's or a partition's rate".
+const THROTTLE_CODES: &[&str] = &[
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+];
+
+/// True when the service refused the request for throughput.
+pub(crate) fn is_throttle<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResponse>) -> bool {
+    matches!(error, SdkError::ServiceError(service)
+        if service.err().code().is_some_and(|c| THROTTLE_CODES.contains(&c)))
+}
+
 /// True for throttling, server errors and transport failures: the request
 /// may be sent again unchanged. (A write that may have been applied is
 /// still safe to resend: chunk puts are idempotent, and a commit's

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::config::http::HttpResponse;
-use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types as sdk;
 use dynaslice_core::plan::{
@@ -19,17 +19,19 @@ use futures::{StreamExt, TryStreamExt};
 
 use crate::clock::StoreClock;
 use crate::error::HostError;
+use crate::pace::{Answer, Pace};
 use crate::progress::Progress;
-use crate::retry::{RetryPolicy, is_transient};
+use crate::retry::{RetryPolicy, is_throttle, is_transient};
 use crate::sdk_value::{SdkItem, item_from_sdk, item_to_sdk, to_sdk};
 
-/// The client, the retry policy, how many batch requests fly at once, and
-/// the capacity the server reported consuming (ReturnConsumedCapacity).
+/// The client, the retry policy, how many batch requests fly at once (a
+/// [`Pace`] that adapts to throttling), and the capacity the server reported
+/// consuming (ReturnConsumedCapacity).
 #[derive(Clone)]
 pub(crate) struct Sender<'a> {
     pub client: &'a Client,
     pub retry: RetryPolicy,
-    pub concurrency: usize,
+    pub pace: Arc<Pace>,
     pub consumed: Arc<Consumed>,
     /// The store's time, from the `Date` of parent reads and scans.
     pub clock: Arc<StoreClock>,
@@ -63,8 +65,10 @@ impl Consumed {
     }
 }
 
-/// Requests in flight at once when the caller does not say.
-pub const DEFAULT_CONCURRENCY: usize = 4;
+/// The most batch requests in flight at once when the caller does not say.
+/// Each sender starts at [`crate::pace::INITIAL_LIMIT`] and adapts between 1
+/// and this to throttling.
+pub const DEFAULT_CONCURRENCY: usize = 16;
 
 impl<'a> Sender<'a> {
     /// A sender with the default retry policy and concurrency, for
@@ -73,12 +77,13 @@ impl<'a> Sender<'a> {
         Self::new(client, RetryPolicy::default(), DEFAULT_CONCURRENCY)
     }
 
-    /// A sender with its own capacity count.
+    /// A sender with its own capacity count and pace, at most `concurrency`
+    /// batch requests in flight.
     pub fn new(client: &'a Client, retry: RetryPolicy, concurrency: usize) -> Self {
         Self {
             client,
             retry,
-            concurrency,
+            pace: Arc::new(Pace::new(concurrency)),
             consumed: Arc::default(),
             clock: Arc::default(),
         }
@@ -260,7 +265,7 @@ impl Sender<'_> {
     ) -> Result<(), HostError> {
         futures::stream::iter(batches)
             .map(|batch| self.batch_write(batch, progress))
-            .buffer_unordered(self.concurrency.max(1))
+            .buffer_unordered(self.pace.max())
             .try_collect::<()>()
             .await
     }
@@ -292,12 +297,20 @@ impl Sender<'_> {
         while !pending.is_empty() {
             let (result, attempts) = self
                 .retry
-                .run(|| {
-                    self.client
+                .run(|| async {
+                    let permit = self.pace.acquire().await;
+                    let result = self
+                        .client
                         .batch_write_item()
                         .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
                         .set_request_items(Some(pending.clone()))
                         .send()
+                        .await;
+                    permit.answer(answer(&result, |o| {
+                        o.unprocessed_items()
+                            .is_some_and(|m| m.values().any(|v| !v.is_empty()))
+                    }));
+                    result
                 })
                 .await;
             let output = result.map_err(|e| HostError::dynamo("BatchWriteItem", e, attempts))?;
@@ -335,7 +348,7 @@ impl Sender<'_> {
     ) -> Result<Vec<Item>, HostError> {
         let found: Vec<Vec<Item>> = futures::stream::iter(gets)
             .map(|get| self.batch_get(get, progress))
-            .buffer_unordered(self.concurrency.max(1))
+            .buffer_unordered(self.pace.max())
             .try_collect()
             .await?;
         Ok(found.into_iter().flatten().collect())
@@ -360,12 +373,20 @@ impl Sender<'_> {
         while !pending.is_empty() {
             let (result, attempts) = self
                 .retry
-                .run(|| {
-                    self.client
+                .run(|| async {
+                    let permit = self.pace.acquire().await;
+                    let result = self
+                        .client
                         .batch_get_item()
                         .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
                         .set_request_items(Some(pending.clone()))
                         .send()
+                        .await;
+                    permit.answer(answer(&result, |o| {
+                        o.unprocessed_keys()
+                            .is_some_and(|m| m.values().any(|k| !k.keys().is_empty()))
+                    }));
+                    result
                 })
                 .await;
             let output = result.map_err(|e| HostError::dynamo("BatchGetItem", e, attempts))?;
@@ -401,6 +422,20 @@ impl Sender<'_> {
             pending = left;
         }
         Ok(found)
+    }
+}
+
+/// What a batch request's answer says about capacity: throttled when the
+/// service refused it for throughput or left part of it unprocessed.
+fn answer<T, E: ProvideErrorMetadata>(
+    result: &Result<T, SdkError<E, HttpResponse>>,
+    partial: impl FnOnce(&T) -> bool,
+) -> Answer {
+    match result {
+        Ok(output) if partial(output) => Answer::Throttled,
+        Ok(_) => Answer::Clean,
+        Err(e) if is_throttle(e) => Answer::Throttled,
+        Err(_) => Answer::Other,
     }
 }
 

@@ -185,7 +185,7 @@ impl<'a>
     }
 
     async fn send_ready(&mut self) -> Result<(), HostError> {
-        while self.in_flight.len() >= self.sender.concurrency.max(1) {
+        while self.in_flight.len() >= self.sender.pace.limit() {
             if let Some(result) = self.in_flight.next().await {
                 result?;
             }

@@ -75,6 +75,20 @@ fn every_command_against_a_server() {
         estimate["writeUnits"].as_u64().unwrap() >= 2930,
         "{estimate}"
     );
+    // Both modes' prices: 3,000,000 bytes are at least 2,930 KB of chunk
+    // writes; a transaction bills each twice; the planned mode's is one of them.
+    let batch = estimate["costs"]["batch"].as_u64().unwrap();
+    assert!((2930..2960).contains(&batch), "{estimate}");
+    assert_eq!(
+        estimate["costs"]["atomic"].as_u64(),
+        Some(2 * batch),
+        "{estimate}"
+    );
+    let mode = estimate["mode"].as_str().unwrap();
+    assert_eq!(
+        estimate["costs"][mode], estimate["writeUnits"],
+        "{estimate}"
+    );
     // estimate wrote nothing
     assert_eq!(
         json(&run(&["ls", "-t", &table, "--json"]))["items"]

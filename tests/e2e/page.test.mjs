@@ -69,6 +69,12 @@ test('a 5 MB sample: size, plan, upload, verified, preview, inspect, delete', as
     assert.equal(Number(plan.storedBytes), expected.manifest.storedBytes);
     assert.equal(Number(plan.parentBytes), parentBytes);
     assert.equal((await page.textContent('#plan-wcu')).trim(), `${fmt(expected.writeUnits)} WCU`);
+    // Both modes' prices: the compressed sample fits one transaction, which
+    // bills every write twice.
+    assert.equal(Number(plan.wcuBatch), expected.costs.batch);
+    assert.equal(Number(plan.wcuAtomic), 2 * expected.costs.batch);
+    assert.equal(expected.costs.atomic, 2 * expected.costs.batch);
+    assert.equal((await page.textContent('#plan-costs')).trim(), `batch ${fmt(expected.costs.batch)} WCU · atomic ${fmt(2 * expected.costs.batch)} WCU`);
     assert.equal((await page.textContent('#plan-rcu')).trim(), `${fmt(readUnits)} RCU`);
     const blocks = await page.$$eval('#plan [data-testid="chunk"]', (els) => els.map((el) => Number(el.dataset.bytes)));
     assert.deepEqual(blocks, expected.chunks.map((c) => itemSize(c)), 'one block per chunk, sized to its bytes');

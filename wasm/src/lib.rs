@@ -87,7 +87,11 @@ pub fn split(item: &[u8], stored: Option<Box<[u8]>>, options: JsValue) -> JsResu
     let plan = plan::plan_write(&split, &target, &expect, convert::write_mode(&options)?)
         .map_err(Failure::from)?;
     let result = convert::split_result(&split, &plan);
-    set(result.unchecked_ref(), "costs", &convert::write_costs(&split));
+    set(
+        result.unchecked_ref(),
+        "costs",
+        &convert::write_costs(&split),
+    );
     Ok(result)
 }
 

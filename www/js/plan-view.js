@@ -36,6 +36,15 @@ function explain(manifest, groups) {
 }
 
 /**
+ * Both modes' write costs: a transaction bills every write twice.
+ * @param {{ batch: number, atomic: number | null }} costs
+ */
+function modeCosts(costs) {
+  const atomic = costs.atomic === null ? 'does not fit one transaction' : `${units(costs.atomic)} WCU`;
+  return `batch ${units(costs.batch)} WCU · atomic ${atomic}`;
+}
+
+/**
  * Draws `plan` into `container`.
  * @param {HTMLElement} container
  * @param {{ result: import('dynaslice').SplitResult, codecChoice: string, parentBytes: number,
@@ -51,6 +60,8 @@ export function renderPlan(container, plan) {
     codec,
     chunks: String(result.chunks.length),
     wcu: String(result.writeUnits),
+    wcuBatch: String(result.costs.batch),
+    wcuAtomic: String(result.costs.atomic ?? ''),
     rcu: String(plan.readUnits),
     storedBytes: String(manifest ? manifest.storedBytes : plan.parentBytes),
     parentBytes: String(plan.parentBytes),
@@ -67,6 +78,7 @@ export function renderPlan(container, plan) {
     fact('Parent', bytes(plan.parentBytes), 'plan-parent'),
     fact('Requests', `${count(groups.length)} to write`, 'plan-requests'),
     fact('Write cost', `${units(result.writeUnits)} WCU`, 'plan-wcu'),
+    fact('By mode', modeCosts(result.costs), 'plan-costs'),
     fact('Read cost', `${units(plan.readUnits)} RCU`, 'plan-rcu'),
   );
 

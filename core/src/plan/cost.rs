@@ -1,10 +1,10 @@
 //! What a write costs in each mode, side by side, so a caller can see the
 //! price of asking for a transaction before choosing it.
 
+use super::{MAX_TRANSACT_ACTIONS, MAX_TRANSACT_BYTES};
 use crate::capacity::write_units;
 use crate::size::item_size;
 use crate::split::SplitItem;
-use super::{MAX_TRANSACT_ACTIONS, MAX_TRANSACT_BYTES};
 
 /// Write capacity units of one split item, in batch mode and in atomic
 /// mode (cleanup of a replaced version not included: it is the same in
@@ -32,8 +32,8 @@ pub fn write_costs(split: &SplitItem) -> WriteCosts {
     }
     let sizes = || split.chunks.iter().map(item_size).chain([parent]);
     let units = |transactional| sizes().map(|s| write_units(s, transactional)).sum();
-    let fits = split.chunks.len() < MAX_TRANSACT_ACTIONS
-        && sizes().sum::<usize>() <= MAX_TRANSACT_BYTES;
+    let fits =
+        split.chunks.len() < MAX_TRANSACT_ACTIONS && sizes().sum::<usize>() <= MAX_TRANSACT_BYTES;
     WriteCosts {
         batch: units(false),
         atomic: fits.then(|| units(true)),

@@ -182,8 +182,9 @@ pub struct PutArgs {
     /// The largest item accepted, in bytes (default 64 MiB).
     #[arg(long)]
     pub max_size: Option<usize>,
-    /// Batch requests in flight at once.
-    #[arg(long, default_value_t = 4)]
+    /// The most batch requests in flight at once; starts at 4 and adapts to
+    /// throttling (halves when throttled, grows while clean).
+    #[arg(long, default_value_t = dynaslice_host::DEFAULT_CONCURRENCY)]
     pub concurrency: usize,
     /// Print the result as JSON (same as --output json).
     #[arg(long = "json-output", hide = true)]

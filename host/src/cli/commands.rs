@@ -159,6 +159,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
         dynaslice_core::ReadConsistency::Strong,
     ) + read.read_units();
     let item_bytes = item_size(&item);
+    let costs = dynaslice_core::plan::write_costs(&split);
     if json {
         print_json(&json!({
             "itemBytes": item_bytes,
@@ -168,6 +169,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
             "chunks": split.chunks.len(),
             "manifest": split.manifest.as_ref().map(manifest_to_json),
             "writeUnits": plan.write_units(),
+            "costs": { "batch": costs.batch, "atomic": costs.atomic },
             "readUnits": read_units,
         }));
     } else {
@@ -180,6 +182,13 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
             "write: {mode} mode, {} WCU; read back: {read_units} RCU (strongly consistent)",
             plan.write_units()
         );
+        if !split.chunks.is_empty() {
+            let atomic = costs.atomic.map_or_else(
+                || "does not fit one transaction".to_string(),
+                |units| format!("{units} WCU"),
+            );
+            println!("  batch mode: {} WCU; atomic mode: {atomic}", costs.batch);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
