@@ -32,37 +32,32 @@
 //!   a random non-empty proper subset of `RequestItems` and adds the rest to the
 //!   upstream's `UnprocessedItems` / `UnprocessedKeys`, as DynamoDB does under load.
 //!
-//! Rewriting a body invalidates the request's SigV4 signature (it signs the
-//! payload's hash); that works because neither dynoxide nor DynamoDB Local
-//! checks signatures (`support_selftest.rs` proves it for both). A proxy in
-//! front of real AWS could not do this.
-//!
 //! Without a fault the proxy relays the client's bytes and the upstream's bytes
-//! unchanged (framing included, `Transfer-Encoding: chunked` too). It keeps each
-//! client connection alive across requests and gives it its own upstream
-//! connection, so requests on one connection reach the upstream in order and
-//! concurrent connections are independent. Not supported, because the SDK does
-//! not use them with DynamoDB: `Expect: 100-continue`, pipelining, upgrades.
+//! unchanged (framing included, `Transfer-Encoding: chunked` too). The HTTP
+//! plumbing, and what it does not support, is `relay.rs`'s.
 
 #![allow(dead_code)] // each test file uses its own part of this module
 
-use serde_json::{Map, Value, json};
+#[path = "relay.rs"]
+mod relay;
+
+use relay::{
+    BatchOp, Conn, Framing, Message, Partial, Upstream, bad_gateway, batch_entries, error_answer,
+    merge_unprocessed, send_answer, split_batch,
+};
+use serde_json::Value;
 use std::collections::HashSet;
-use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpStream;
 use tokio::task::JoinHandle;
 
-/// DynamoDB accepts request bodies up to 16 MB and BatchGetItem answers up to
-/// 16 MB; twice that leaves room for anything a test may send while still
-/// refusing a runaway message.
-const MAX_BODY: usize = 32 * 1024 * 1024;
-
-/// Far more than any SDK request's header block.
-const MAX_HEAD: usize = 64 * 1024;
+/// The CRC-32 DynamoDB sends in `x-amz-crc32` (`relay::crc32`), for tests
+/// that build answers of their own.
+pub fn crc32(data: &[u8]) -> u32 {
+    relay::crc32(data)
+}
 
 /// What to inject: each request gets a fault with probability `rate`.
 #[derive(Clone, Copy, Debug)]
@@ -254,10 +249,6 @@ impl Drop for FaultProxy {
 /// Starts a proxy on 127.0.0.1 (a free port) in front of `upstream`, with
 /// faults enabled and every [`FaultKind`] allowed. Must run inside a Tokio runtime.
 pub async fn start(upstream: SocketAddr, faults: Faults) -> FaultProxy {
-    let listener = TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("fault proxy: bind 127.0.0.1:0");
-    let addr = listener.local_addr().expect("fault proxy: local address");
     let shared = Arc::new(Shared {
         upstream,
         enabled: AtomicBool::new(true),
@@ -266,21 +257,11 @@ pub async fn start(upstream: SocketAddr, faults: Faults) -> FaultProxy {
         rng: Mutex::new(fastrand::Rng::with_seed(faults.seed)),
         counters: Counters::default(),
     });
-    let accept = tokio::spawn({
+    let (addr, accept) = relay::listen({
         let shared = shared.clone();
-        async move {
-            loop {
-                match listener.accept().await {
-                    Ok((client, _)) => {
-                        tokio::spawn(serve_client(shared.clone(), client));
-                    }
-                    // Out of file descriptors and the like: try again shortly
-                    // rather than end the proxy under a running test.
-                    Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
-                }
-            }
-        }
-    });
+        move |client| serve_client(shared.clone(), client)
+    })
+    .await;
     FaultProxy {
         addr,
         shared,
@@ -298,38 +279,11 @@ enum Fault {
     PartialBatch(Partial),
 }
 
-/// Which batch operation a [`Partial`] splits.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum BatchOp {
-    Write,
-    Get,
-}
-
-impl BatchOp {
-    /// The response field that lists what was not done.
-    fn unprocessed_field(self) -> &'static str {
-        match self {
-            BatchOp::Write => "UnprocessedItems",
-            BatchOp::Get => "UnprocessedKeys",
-        }
-    }
-}
-
-/// A batch split in two: the body to forward and what is held back, already in
-/// the shape of the response's `UnprocessedItems` / `UnprocessedKeys`.
-struct Partial {
-    op: BatchOp,
-    forwarded_body: Vec<u8>,
-    held_back: Map<String, Value>,
-}
-
 /// Serves one client connection: one request at a time, until either side
 /// closes it or a drop fault does.
 async fn serve_client(shared: Arc<Shared>, client: TcpStream) {
-    let _ = client.set_nodelay(true);
     let mut client = Conn::new(client);
-    // Opened on the first forwarded request, kept alive with the client's connection.
-    let mut upstream: Option<Conn> = None;
+    let mut upstream = Upstream::new(shared.upstream);
     loop {
         let request = match client.read_message(Framing::Request).await {
             Ok(Some(request)) => request,
@@ -342,9 +296,9 @@ async fn serve_client(shared: Arc<Shared>, client: TcpStream) {
 
         // What goes back to the client; `None` closes the connection instead.
         let answer: Option<Vec<u8>> = match shared.choose(&request) {
-            None => match exchange(&shared, &mut upstream, &request.raw, head_request).await {
+            None => match forward(&shared, &mut upstream, &request.raw, head_request).await {
                 Ok(response) => Some(response.raw),
-                Err(error) => Some(bad_gateway(&shared, &error)),
+                Err(error) => Some(upstream_error(&shared, &error)),
             },
             Some(Fault::Throttle) => {
                 bump(&counters.throttled);
@@ -361,12 +315,12 @@ async fn serve_client(shared: Arc<Shared>, client: TcpStream) {
                 Some(internal_error())
             }
             Some(Fault::InternalErrorAfter) => {
-                match exchange(&shared, &mut upstream, &request.raw, head_request).await {
+                match forward(&shared, &mut upstream, &request.raw, head_request).await {
                     Ok(_) => {
                         bump(&counters.internal_errors_after);
                         Some(internal_error())
                     }
-                    Err(error) => Some(bad_gateway(&shared, &error)),
+                    Err(error) => Some(upstream_error(&shared, &error)),
                 }
             }
             Some(Fault::DropBefore) => {
@@ -374,17 +328,17 @@ async fn serve_client(shared: Arc<Shared>, client: TcpStream) {
                 return;
             }
             Some(Fault::DropAfter) => {
-                match exchange(&shared, &mut upstream, &request.raw, head_request).await {
+                match forward(&shared, &mut upstream, &request.raw, head_request).await {
                     Ok(_) => {
                         bump(&counters.dropped_after);
                         return;
                     }
-                    Err(error) => Some(bad_gateway(&shared, &error)),
+                    Err(error) => Some(upstream_error(&shared, &error)),
                 }
             }
             Some(Fault::PartialBatch(partial)) => {
                 let forwarded = request.rebuild(&partial.forwarded_body);
-                match exchange(&shared, &mut upstream, &forwarded, head_request).await {
+                match forward(&shared, &mut upstream, &forwarded, head_request).await {
                     Ok(response) => match merge_unprocessed(&partial, &response) {
                         Ok(Some(merged)) => {
                             bump(&counters.partial_batches);
@@ -392,23 +346,35 @@ async fn serve_client(shared: Arc<Shared>, client: TcpStream) {
                         }
                         // The upstream refused the smaller batch: let the client see why.
                         Ok(None) => Some(response.raw),
-                        Err(error) => Some(bad_gateway(&shared, &error)),
+                        Err(error) => Some(upstream_error(&shared, &error)),
                     },
-                    Err(error) => Some(bad_gateway(&shared, &error)),
+                    Err(error) => Some(upstream_error(&shared, &error)),
                 }
             }
         };
         let Some(answer) = answer else { return };
-        if client.stream.write_all(&answer).await.is_err() {
-            return;
-        }
-        // Our own answers keep the connection open; a relayed `Connection: close`
-        // (or a 502) promised the client a close, so keep the promise.
-        if request.wants_close() || closes_connection(&answer) {
-            let _ = client.stream.shutdown().await;
+        if !send_answer(&mut client, &request, &answer).await {
             return;
         }
     }
+}
+
+/// Relays `request` (raw bytes) and counts it forwarded once answered.
+async fn forward(
+    shared: &Shared,
+    upstream: &mut Upstream,
+    request: &[u8],
+    head_request: bool,
+) -> Result<Message, String> {
+    let response = upstream.exchange(request, head_request).await?;
+    bump(&shared.counters.forwarded);
+    Ok(response)
+}
+
+/// A 502 for a request the upstream did not answer; counts it.
+fn upstream_error(shared: &Shared, error: &str) -> Vec<u8> {
+    bump(&shared.counters.upstream_errors);
+    bad_gateway("fault_proxy", error)
 }
 
 impl Shared {
@@ -464,189 +430,10 @@ impl Shared {
             FaultKind::DropAfter => Fault::DropAfter,
             FaultKind::PartialBatch => {
                 let (op, body) = batch.expect("only a splittable batch allows PartialBatch");
-                Fault::PartialBatch(split_batch(op, body, &mut rng))
+                Fault::PartialBatch(random_split(op, body, &mut rng))
             }
         })
     }
-}
-
-/// Every request of a batch body as (table, index within that table's list):
-/// the write requests of a BatchWriteItem, the keys of a BatchGetItem.
-fn batch_entries(op: BatchOp, body: &Value) -> Vec<(String, usize)> {
-    let Some(items) = body.get("RequestItems").and_then(Value::as_object) else {
-        return Vec::new();
-    };
-    let mut entries = Vec::new();
-    for (table, value) in items {
-        let list = match op {
-            BatchOp::Write => value.as_array(),
-            BatchOp::Get => value.get("Keys").and_then(Value::as_array),
-        };
-        let count = list.map_or(0, Vec::len);
-        entries.extend((0..count).map(|i| (table.clone(), i)));
-    }
-    entries
-}
-
-/// Splits a batch at random into a non-empty proper subset to forward and the
-/// rest to hold back. Tables left with nothing are omitted from either side,
-/// as DynamoDB rejects empty request lists and never reports empty ones.
-fn split_batch(op: BatchOp, mut body: Value, rng: &mut fastrand::Rng) -> Partial {
-    let entries = batch_entries(op, &body);
-    let n = entries.len();
-    let mut order: Vec<usize> = (0..n).collect();
-    rng.shuffle(&mut order);
-    let keep_count = rng.usize(1..n); // 1..=n-1: never none, never all
-    let keep: HashSet<&(String, usize)> =
-        order[..keep_count].iter().map(|&i| &entries[i]).collect();
-
-    let items = body
-        .get_mut("RequestItems")
-        .and_then(Value::as_object_mut)
-        .expect("batch_entries found RequestItems");
-    let mut forwarded = Map::new();
-    let mut held_back = Map::new();
-    for (table, value) in std::mem::take(items) {
-        // Each side gets the table's request with its own part of the list;
-        // for BatchGetItem that copies ConsistentRead, ProjectionExpression and
-        // ExpressionAttributeNames to both, as DynamoDB's UnprocessedKeys does.
-        let list = match op {
-            BatchOp::Write => value.as_array(),
-            BatchOp::Get => value.get("Keys").and_then(Value::as_array),
-        }
-        .cloned()
-        .unwrap_or_default();
-        let (mut kept, mut held) = (Vec::new(), Vec::new());
-        for (i, entry) in list.into_iter().enumerate() {
-            if keep.contains(&(table.clone(), i)) {
-                kept.push(entry);
-            } else {
-                held.push(entry);
-            }
-        }
-        let with_list = |list: Vec<Value>| match op {
-            BatchOp::Write => Value::Array(list),
-            BatchOp::Get => {
-                let mut request = value.clone();
-                request["Keys"] = Value::Array(list);
-                request
-            }
-        };
-        if !kept.is_empty() {
-            forwarded.insert(table.clone(), with_list(kept));
-        }
-        if !held.is_empty() {
-            held_back.insert(table, with_list(held));
-        }
-    }
-    *items = forwarded;
-    Partial {
-        op,
-        forwarded_body: serde_json::to_vec(&body).expect("JSON serialises"),
-        held_back,
-    }
-}
-
-/// Adds the held-back requests to the upstream's answer to the forwarded part.
-/// `Ok(None)` if the upstream refused it (not a 200), so the client gets that
-/// answer as it is.
-fn merge_unprocessed(partial: &Partial, response: &Message) -> Result<Option<Vec<u8>>, String> {
-    if response.status() != Some(200) {
-        return Ok(None);
-    }
-    let mut answer: Value = serde_json::from_slice(&response.body)
-        .map_err(|e| format!("upstream's batch answer is not JSON: {e}"))?;
-    let object = answer
-        .as_object_mut()
-        .ok_or("upstream's batch answer is not a JSON object")?;
-    let unprocessed = object
-        .entry(partial.op.unprocessed_field())
-        .or_insert_with(|| Value::Object(Map::new()))
-        .as_object_mut()
-        .ok_or("upstream's unprocessed field is not an object")?;
-    for (table, held) in &partial.held_back {
-        match (partial.op, unprocessed.get_mut(table)) {
-            (BatchOp::Write, Some(Value::Array(existing))) => {
-                existing.extend(held.as_array().into_iter().flatten().cloned());
-            }
-            (BatchOp::Get, Some(existing)) => match existing.get_mut("Keys") {
-                Some(Value::Array(keys)) => {
-                    keys.extend(held["Keys"].as_array().into_iter().flatten().cloned());
-                }
-                _ => return Err(format!("upstream's UnprocessedKeys.{table} has no Keys")),
-            },
-            (BatchOp::Write, Some(_)) => {
-                return Err(format!("upstream's UnprocessedItems.{table} is not a list"));
-            }
-            (_, None) => {
-                unprocessed.insert(table.clone(), held.clone());
-            }
-        }
-    }
-    let body = serde_json::to_vec(&answer).expect("JSON serialises");
-    Ok(Some(response.rebuild(&body)))
-}
-
-/// Sends `request` (raw bytes) upstream over the connection's upstream
-/// connection, opening it if needed, and reads the answer.
-async fn exchange(
-    shared: &Shared,
-    upstream: &mut Option<Conn>,
-    request: &[u8],
-    head_request: bool,
-) -> Result<Message, String> {
-    for attempt in 0..2 {
-        let reused = upstream.is_some();
-        if upstream.is_none() {
-            let stream = TcpStream::connect(shared.upstream)
-                .await
-                .map_err(|e| format!("cannot connect to upstream {}: {e}", shared.upstream))?;
-            let _ = stream.set_nodelay(true);
-            *upstream = Some(Conn::new(stream));
-        }
-        let conn = upstream.as_mut().expect("connected above");
-        // A kept-alive connection the upstream closed while it was idle fails
-        // on the write, or ends before a single byte of answer: the request was
-        // never read, so it is safe to send it once more on a new connection.
-        let retry = reused && attempt == 0;
-        if let Err(error) = conn.stream.write_all(request).await {
-            *upstream = None;
-            if retry {
-                continue;
-            }
-            return Err(format!("cannot send to upstream: {error}"));
-        }
-        match conn.read_message(Framing::Response { head_request }).await {
-            Ok(Some(response)) => {
-                if response.wants_close() || response.read_to_eof {
-                    *upstream = None;
-                }
-                bump(&shared.counters.forwarded);
-                return Ok(response);
-            }
-            Ok(None) if retry => *upstream = None,
-            Ok(None) => {
-                *upstream = None;
-                return Err("upstream closed the connection without an answer".into());
-            }
-            Err(error) => {
-                *upstream = None;
-                return Err(format!("upstream's answer is unreadable: {error}"));
-            }
-        }
-    }
-    unreachable!("the second attempt always returns")
-}
-
-/// A 502 for a request the proxy could not get answered; counts it.
-fn bad_gateway(shared: &Shared, error: &str) -> Vec<u8> {
-    bump(&shared.counters.upstream_errors);
-    let body = format!("fault_proxy: {error}\n");
-    format!(
-        "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .into_bytes()
 }
 
 /// DynamoDB's 500 answer.
@@ -658,337 +445,17 @@ fn internal_error() -> Vec<u8> {
     )
 }
 
-/// An answer in DynamoDB's error shape: a JSON body naming the error type,
-/// with the headers the SDK reads (`x-amzn-RequestId`, `x-amz-crc32`).
-fn error_answer(status: u16, error_type: &str, message: &str) -> Vec<u8> {
-    static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-    let reason = match status {
-        400 => "Bad Request",
-        500 => "Internal Server Error",
-        _ => "Error",
-    };
-    let body = json!({
-        "__type": format!("com.amazonaws.dynamodb.v20120810#{error_type}"),
-        "message": message,
-    })
-    .to_string();
-    format!(
-        "HTTP/1.1 {status} {reason}\r\n\
-         Content-Type: application/x-amz-json-1.0\r\n\
-         x-amzn-RequestId: fault-proxy-{}\r\n\
-         x-amz-crc32: {}\r\n\
-         Content-Length: {}\r\n\
-         \r\n\
-         {body}",
-        NEXT_ID.fetch_add(1, Ordering::Relaxed),
-        crc32(body.as_bytes()),
-        body.len()
-    )
-    .into_bytes()
-}
-
-/// Whether a raw answer's head says `Connection: close`.
-fn closes_connection(answer: &[u8]) -> bool {
-    let head_end = find(answer, b"\r\n\r\n", 0).unwrap_or(answer.len());
-    String::from_utf8_lossy(&answer[..head_end])
-        .split("\r\n")
-        .skip(1)
-        .filter_map(|line| line.split_once(':'))
-        .any(|(name, value)| {
-            name.trim().eq_ignore_ascii_case("connection") && has_token(value, "close")
-        })
-}
-
-/// Whether a comma-separated header value lists `token` (case-insensitive).
-fn has_token(value: &str, token: &str) -> bool {
-    value
-        .split(',')
-        .any(|t| t.trim().eq_ignore_ascii_case(token))
-}
-
-/// The CRC-32 (IEEE) DynamoDB sends in `x-amz-crc32`, as a decimal number, over
-/// the body. Kept right on every answer we build or rewrite, since some SDKs
-/// check it.
-pub fn crc32(data: &[u8]) -> u32 {
-    const TABLE: [u32; 256] = {
-        let mut table = [0u32; 256];
-        let mut i = 0;
-        while i < 256 {
-            let mut c = i as u32;
-            let mut bit = 0;
-            while bit < 8 {
-                c = if c & 1 != 0 {
-                    0xEDB8_8320 ^ (c >> 1)
-                } else {
-                    c >> 1
-                };
-                bit += 1;
-            }
-            table[i] = c;
-            i += 1;
-        }
-        table
-    };
-    let mut crc = !0u32;
-    for &byte in data {
-        crc = TABLE[((crc ^ u32::from(byte)) & 0xff) as usize] ^ (crc >> 8);
-    }
-    !crc
-}
-
-/// The position of `needle` in `haystack` at or after `from`.
-fn find(haystack: &[u8], needle: &[u8], from: usize) -> Option<usize> {
-    haystack
-        .get(from..)?
-        .windows(needle.len())
-        .position(|window| window == needle)
-        .map(|i| i + from)
-}
-
-/// One HTTP/1.1 message as read from a connection.
-struct Message {
-    /// The request line or status line, without its CRLF.
-    start: String,
-    /// The header fields in order, names and values trimmed.
-    headers: Vec<(String, String)>,
-    /// Exactly the bytes read: head and body, with the body's framing.
-    raw: Vec<u8>,
-    /// The body with any chunked framing removed.
-    body: Vec<u8>,
-    /// The body ran to the end of the stream (no length, not chunked), so the
-    /// connection is finished.
-    read_to_eof: bool,
-}
-
-impl Message {
-    /// The first value of header `name` (case-insensitive).
-    fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// A request's method.
-    fn method(&self) -> &str {
-        self.start.split(' ').next().unwrap_or("")
-    }
-
-    /// A response's status code.
-    fn status(&self) -> Option<u16> {
-        self.start.split(' ').nth(1)?.parse().ok()
-    }
-
-    /// The DynamoDB operation a request names in `X-Amz-Target`.
-    fn operation(&self) -> Option<&str> {
-        self.header("x-amz-target")?.rsplit('.').next()
-    }
-
-    /// Whether the sender will close the connection after this message:
-    /// `Connection: close`, or HTTP/1.0 without `Connection: keep-alive`.
-    fn wants_close(&self) -> bool {
-        let connection = self.header("connection").unwrap_or("");
-        let http10 = self.start.starts_with("HTTP/1.0") || self.start.ends_with("HTTP/1.0");
-        has_token(connection, "close") || (http10 && !has_token(connection, "keep-alive"))
-    }
-
-    /// The same message with another body: framed by `Content-Length` (never
-    /// chunked), with `x-amz-crc32` recomputed if it had one. Every other
-    /// header, the signature included, stays as it was.
-    fn rebuild(&self, body: &[u8]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(body.len() + 1024);
-        out.extend_from_slice(self.start.as_bytes());
-        out.extend_from_slice(b"\r\n");
-        for (name, value) in &self.headers {
-            let value = if name.eq_ignore_ascii_case("content-length")
-                || name.eq_ignore_ascii_case("transfer-encoding")
-            {
-                continue;
-            } else if name.eq_ignore_ascii_case("x-amz-crc32") {
-                crc32(body).to_string()
-            } else {
-                value.clone()
-            };
-            out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
-        }
-        out.extend_from_slice(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
-        out.extend_from_slice(body);
-        out
-    }
-}
-
-/// How a message's body is delimited depends on whether it is a request or a
-/// response (and for a response, on the request's method).
-#[derive(Clone, Copy)]
-enum Framing {
-    Request,
-    Response { head_request: bool },
-}
-
-/// A TCP stream with the bytes read from it but not yet consumed.
-struct Conn {
-    stream: TcpStream,
-    buf: Vec<u8>,
-}
-
-impl Conn {
-    fn new(stream: TcpStream) -> Self {
-        Conn {
-            stream,
-            buf: Vec::new(),
-        }
-    }
-
-    /// Reads more bytes into the buffer; `false` at the end of the stream.
-    async fn fill(&mut self) -> io::Result<bool> {
-        self.buf.reserve(64 * 1024);
-        Ok(self.stream.read_buf(&mut self.buf).await? > 0)
-    }
-
-    /// Fills the buffer to at least `len` bytes; the stream ending first is an error.
-    async fn fill_to(&mut self, len: usize) -> io::Result<()> {
-        if len > self.buf.len() {
-            self.buf.reserve(len - self.buf.len());
-        }
-        while self.buf.len() < len {
-            if !self.fill().await? {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
-        }
-        Ok(())
-    }
-
-    /// The position of the next CRLF at or after `from`, reading as needed.
-    async fn line_end(&mut self, from: usize) -> io::Result<usize> {
-        loop {
-            if let Some(end) = find(&self.buf, b"\r\n", from) {
-                return Ok(end);
-            }
-            if self.buf.len() - from > MAX_HEAD {
-                return Err(invalid("line too long"));
-            }
-            if !self.fill().await? {
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
-        }
-    }
-
-    /// Reads one whole message. `Ok(None)` if the stream ends cleanly before
-    /// its first byte (the peer closed an idle connection).
-    async fn read_message(&mut self, framing: Framing) -> io::Result<Option<Message>> {
-        // The head ends at the first empty line.
-        let mut searched = 0;
-        let head_end = loop {
-            if let Some(at) = find(&self.buf, b"\r\n\r\n", searched) {
-                break at + 4;
-            }
-            searched = self.buf.len().saturating_sub(3);
-            if self.buf.len() > MAX_HEAD {
-                return Err(invalid("header block too long"));
-            }
-            if !self.fill().await? {
-                if self.buf.is_empty() {
-                    return Ok(None);
-                }
-                return Err(io::ErrorKind::UnexpectedEof.into());
-            }
-        };
-        let head = std::str::from_utf8(&self.buf[..head_end - 4])
-            .map_err(|_| invalid("header block is not UTF-8"))?;
-        let mut lines = head.split("\r\n");
-        let start = lines.next().unwrap_or_default().to_string();
-        let mut headers = Vec::new();
-        for line in lines {
-            let (name, value) = line
-                .split_once(':')
-                .ok_or_else(|| invalid("header line without a colon"))?;
-            headers.push((name.trim().to_string(), value.trim().to_string()));
-        }
-        let mut message = Message {
-            start,
-            headers,
-            raw: Vec::new(),
-            body: Vec::new(),
-            read_to_eof: false,
-        };
-
-        let chunked = message
-            .header("transfer-encoding")
-            .is_some_and(|te| has_token(te, "chunked"));
-        let length = match message.header("content-length") {
-            Some(value) => Some(
-                value
-                    .parse::<usize>()
-                    .map_err(|_| invalid("bad Content-Length"))?,
-            ),
-            None => None,
-        };
-        let no_body = match framing {
-            Framing::Request => !chunked && length.is_none(),
-            // RFC 9112 section 6.3: these answers never have a body.
-            Framing::Response { head_request } => {
-                head_request || matches!(message.status(), Some(100..=199 | 204 | 304))
-            }
-        };
-
-        let mut pos = head_end;
-        if no_body {
-        } else if chunked {
-            // Chunks: `<hex size>[;ext]\r\n<data>\r\n` ..., `0\r\n`, trailers, `\r\n`.
-            loop {
-                let end = self.line_end(pos).await?;
-                let size_text = std::str::from_utf8(&self.buf[pos..end])
-                    .map_err(|_| invalid("bad chunk size"))?;
-                let size_text = size_text.split(';').next().unwrap_or("").trim();
-                let size =
-                    usize::from_str_radix(size_text, 16).map_err(|_| invalid("bad chunk size"))?;
-                pos = end + 2;
-                if size == 0 {
-                    // Trailer fields up to an empty line.
-                    loop {
-                        let end = self.line_end(pos).await?;
-                        let empty = end == pos;
-                        pos = end + 2;
-                        if empty {
-                            break;
-                        }
-                    }
-                    break;
-                }
-                if message.body.len() + size > MAX_BODY {
-                    return Err(invalid("body too large"));
-                }
-                self.fill_to(pos + size + 2).await?;
-                message.body.extend_from_slice(&self.buf[pos..pos + size]);
-                if &self.buf[pos + size..pos + size + 2] != b"\r\n" {
-                    return Err(invalid("chunk not followed by CRLF"));
-                }
-                pos += size + 2;
-            }
-        } else if let Some(length) = length {
-            if length > MAX_BODY {
-                return Err(invalid("body too large"));
-            }
-            self.fill_to(pos + length).await?;
-            message.body = self.buf[pos..pos + length].to_vec();
-            pos += length;
-        } else {
-            // A response with neither: its body is everything until the close.
-            while self.fill().await? {
-                if self.buf.len() - pos > MAX_BODY {
-                    return Err(invalid("body too large"));
-                }
-            }
-            message.body = self.buf[pos..].to_vec();
-            pos = self.buf.len();
-            message.read_to_eof = true;
-        }
-        message.raw = self.buf.drain(..pos).collect();
-        Ok(Some(message))
-    }
-}
-
-/// An `InvalidData` error: the peer sent something that is not HTTP/1.1.
-fn invalid(what: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, what.to_string())
+/// Splits a batch at random into a non-empty proper subset to forward and the
+/// rest to hold back.
+fn random_split(op: BatchOp, body: Value, rng: &mut fastrand::Rng) -> Partial {
+    let entries = batch_entries(op, &body);
+    let n = entries.len();
+    let mut order: Vec<usize> = (0..n).collect();
+    rng.shuffle(&mut order);
+    let keep_count = rng.usize(1..n); // 1..=n-1: never none, never all
+    let keep: HashSet<(String, usize)> = order[..keep_count]
+        .iter()
+        .map(|&i| entries[i].clone())
+        .collect();
+    split_batch(op, body, &keep)
 }
