@@ -54,17 +54,24 @@ function cli(args, mayFail = false) {
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** Median wall time in ms of `REPS` calls of `once(rep)`, after one warm-up. */
+/**
+ * Median wall time in ms of `REPS` calls of `once(rep)`, after one warm-up,
+ * and the capacity units the last call reported (what `once` returns).
+ */
 async function timed(once) {
   await once(-1);
   const times = [];
+  let units;
   for (let rep = 0; rep < REPS; rep++) {
     const start = performance.now();
-    await once(rep);
+    units = await once(rep);
     times.push(performance.now() - start);
   }
-  return median(times);
+  return { ms: median(times), units };
 }
+
+/** Units the host CLI reported (`--output json`): `consumedWriteUnits` or `consumedReadUnits`. */
+const hostUnits = (stdout, field) => JSON.parse(stdout.toString())[field];
 
 try {
   for (const name of ['docs', 'docs_chunks']) {
@@ -88,16 +95,20 @@ try {
   const rows = [];
   // Binary: the host streams a file into `data`; the driver writes the same bytes as `data`.
   const binaryKey = (who, rep) => `bin-${who}-${rep}`;
-  const hostBinPut = await timed((rep) => cli(['put', '-t', 'docs', '-k', `pk=${binaryKey('host', rep)}`, '--file', binaryFile]));
+  const hostBinPut = await timed((rep) =>
+    hostUnits(cli(['put', '-t', 'docs', '-k', `pk=${binaryKey('host', rep)}`, '--file', binaryFile, '--output', 'json']), 'consumedWriteUnits'),
+  );
   const hostBinGet = await timed((rep) => {
     const out = join(work, `out-${rep}.bin`);
-    cli(['get', '-t', 'docs', '-k', `pk=${binaryKey('host', rep)}`, '--out', out]);
+    const stdout = cli(['get', '-t', 'docs', '-k', `pk=${binaryKey('host', rep)}`, '--out', out, '--output', 'json']);
     if (!readFileSync(out).equals(binary)) throw new Error('host get: bytes differ');
+    return hostUnits(stdout, 'consumedReadUnits');
   });
-  const driverBinPut = await timed((rep) => putItem(client, { pk: { S: binaryKey('driver', rep) }, data: { B: binary } }, table));
+  const driverBinPut = await timed(async (rep) => (await putItem(client, { pk: { S: binaryKey('driver', rep) }, data: { B: binary } }, table)).consumed.writeUnits);
   const driverBinGet = await timed(async (rep) => {
-    const { item } = await getItem(client, { pk: { S: binaryKey('driver', rep) } }, table);
+    const { item, consumed } = await getItem(client, { pk: { S: binaryKey('driver', rep) } }, table);
     if (!Buffer.from(item.data.B).equals(binary)) throw new Error('driver get: bytes differ');
+    return consumed.readUnits;
   });
   rows.push(['binary 10 MiB', binary.length, hostBinPut, driverBinPut, hostBinGet, driverBinGet]);
 
@@ -105,24 +116,30 @@ try {
   const docKey = (who, rep) => `doc-${who}-${rep}`;
   const docFile = (rep) => join(work, `doc-${rep}.json`);
   for (let rep = -1; rep < REPS; rep++) writeFileSync(docFile(rep), JSON.stringify({ pk: { S: docKey('host', rep) }, ...docBody }));
-  const hostDocPut = await timed((rep) => cli(['put', '-t', 'docs', '-k', `pk=${docKey('host', rep)}`, '--json', `@${docFile(rep)}`]));
-  const hostDocGet = await timed((rep) => cli(['get', '-t', 'docs', '-k', `pk=${docKey('host', rep)}`, '--json']));
-  const driverDocPut = await timed((rep) => putItem(client, { pk: { S: docKey('driver', rep) }, ...docBody }, table));
-  const driverDocGet = await timed((rep) => getItem(client, { pk: { S: docKey('driver', rep) } }, table));
+  const hostDocPut = await timed((rep) =>
+    hostUnits(cli(['put', '-t', 'docs', '-k', `pk=${docKey('host', rep)}`, '--json', `@${docFile(rep)}`, '--output', 'json']), 'consumedWriteUnits'),
+  );
+  // `get --json` prints the item alone: no units (the host's binary get reports them).
+  const hostDocGet = await timed((rep) => void cli(['get', '-t', 'docs', '-k', `pk=${docKey('host', rep)}`, '--json']));
+  const driverDocPut = await timed(async (rep) => (await putItem(client, { pk: { S: docKey('driver', rep) }, ...docBody }, table)).consumed.writeUnits);
+  const driverDocGet = await timed(async (rep) => (await getItem(client, { pk: { S: docKey('driver', rep) } }, table)).consumed.readUnits);
   rows.push(['order history ~10 MiB (JSON)', docBytes, hostDocPut, driverDocPut, hostDocGet, driverDocGet]);
 
   // NOT_FOUND: the process exits 1 after its one GetItem.
-  const hostNoop = await timed(() => cli(['get', '-t', 'docs', '-k', 'pk=absent', '--json'], true));
+  const hostNoop = await timed(() => void cli(['get', '-t', 'docs', '-k', 'pk=absent', '--json'], true));
 
-  const mbs = (bytes, ms) => (bytes / 1e6 / (ms / 1000)).toFixed(1);
+  const mbs = (bytes, { ms }) => (bytes / 1e6 / (ms / 1000)).toFixed(1);
+  // Capacity units per MB (10^6 payload bytes), as the store reported them.
+  const perMb = (bytes, { units }) => (units === undefined ? '—' : (units / (bytes / 1e6)).toFixed(0));
   console.log(`\nNode ${process.version}, ${cpus().length} × ${cpus()[0]?.model}, load ${loadavg()[0].toFixed(1)}, ${REPS} repetitions (median)\n`);
-  console.log('| item | payload bytes | host put MB/s | driver put MB/s | driver/host put | host get MB/s | driver get MB/s | driver/host get |');
+  console.log('| item | payload bytes | host put MB/s (WCU/MB) | driver put MB/s (WCU/MB) | driver/host put | host get MB/s (RCU/MB) | driver get MB/s (RCU/MB) | driver/host get |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   for (const [name, bytes, hp, dp, hg, dg] of rows) {
-    console.log(`| ${name} | ${bytes.toLocaleString('en')} | ${mbs(bytes, hp)} | ${mbs(bytes, dp)} | ${(hp / dp).toFixed(2)}x | ${mbs(bytes, hg)} | ${mbs(bytes, dg)} | ${(hg / dg).toFixed(2)}x |`);
+    const cell = (t) => `${mbs(bytes, t)} (${perMb(bytes, t)})`;
+    console.log(`| ${name} | ${bytes.toLocaleString('en')} | ${cell(hp)} | ${cell(dp)} | ${(hp.ms / dp.ms).toFixed(2)}x | ${cell(hg)} | ${cell(dg)} | ${(hg.ms / dg.ms).toFixed(2)}x |`);
   }
-  console.log(`\nWall times, ms (median): ${rows.map(([n, , hp, dp, hg, dg]) => `${n}: host put ${hp.toFixed(0)}, driver put ${dp.toFixed(0)}, host get ${hg.toFixed(0)}, driver get ${dg.toFixed(0)}`).join('; ')}.`);
-  console.log(`Host: a get of an absent key (process start, DescribeTable, one GetItem): ${hostNoop.toFixed(0)} ms.`);
+  console.log(`\nWall times, ms (median): ${rows.map(([n, , hp, dp, hg, dg]) => `${n}: host put ${hp.ms.toFixed(0)}, driver put ${dp.ms.toFixed(0)}, host get ${hg.ms.toFixed(0)}, driver get ${dg.ms.toFixed(0)}`).join('; ')}.`);
+  console.log(`Host: a get of an absent key (process start, DescribeTable, one GetItem): ${hostNoop.ms.toFixed(0)} ms.`);
 } finally {
   client.destroy();
   await server.stop();

@@ -214,8 +214,8 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
     let streamed =
         dynaslice_host::get_file(client, &table, &key, &args.attribute, path, &options, &bar).await;
     bar.finish();
-    let bytes = match streamed {
-        Ok(Some(outcome)) => outcome.bytes,
+    let (bytes, read_units) = match streamed {
+        Ok(Some(outcome)) => (outcome.bytes, outcome.consumed_read_units),
         Ok(None) => return not_found(&key, &table, json),
         // Not a stored file: the whole item as DynamoDB JSON, read whole.
         Err(HostError::Reassemble(
@@ -227,12 +227,17 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
             };
             let text = item_to_json(&fetched.item).to_string();
             dynaslice_host::replace_file(path, text.as_bytes()).await?;
-            text.len() as u64
+            (text.len() as u64, fetched.consumed_read_units)
         }
         Err(e) => return Err(e),
     };
     if json {
-        print_json(&json!({ "key": item_to_json(&key), "file": path, "bytes": bytes }));
+        print_json(&json!({
+            "key": item_to_json(&key),
+            "file": path,
+            "bytes": bytes,
+            "consumedReadUnits": read_units,
+        }));
     } else {
         println!("wrote {} to {}", size(bytes), path.display());
     }
