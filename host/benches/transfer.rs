@@ -26,7 +26,8 @@
 //!    `dynaslice_host::put` / `get` with default options otherwise. The
 //!    timed region is the call alone: items are built before, results are
 //!    checked against the input after.
-//! 2. **The baseline**, written here, doing what the public AWS sample for
+//! 2. **The baseline** (`support/aws_sample.rs`, shared with the model
+//!    benchmark), doing what the public AWS sample for
 //!    large items does: the raw bytes cut into ~400 KB chunks (409,600 bytes
 //!    minus the key and attribute-name overhead), stored under the same
 //!    partition key with string sort keys `chunk-1`, `chunk-2`, ..., one
@@ -60,20 +61,18 @@
 //! Linux only (procfs). Everything runs on one tokio multi-thread runtime
 //! with one worker per core, server included.
 
+#[path = "support/aws_sample.rs"]
+mod aws_sample;
 #[path = "../../core/benches/core/order_history.rs"]
 #[allow(dead_code)]
 mod order_history;
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use std::sync::atomic::AtomicU64;
+
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::primitives::Blob;
-use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue as Sdk, BillingMode, KeySchemaElement, KeyType as SdkKey,
-    ReturnConsumedCapacity, ScalarAttributeType,
-};
 use dynaslice_core::{AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType};
 use dynaslice_host::{
     EmbeddedStore, GetOptions, PutOptions, PutOutcome, TableConfig, create_tables, local_client,
@@ -91,8 +90,6 @@ const SMALL_COUNT: usize = 100;
 const SMALL_BYTES: usize = 500_000;
 /// The item of the memory measurements.
 const MEMORY_BYTES: usize = 50 * 1024 * 1024;
-/// DynamoDB's item size limit.
-const ITEM_LIMIT: usize = 409_600;
 /// The payload attribute, for both dynaslice and the baseline.
 const BODY: &str = "body";
 
@@ -264,7 +261,7 @@ async fn run(dir: &Path, reps: usize) {
     create_tables(&client, &table)
         .await
         .expect("tables created");
-    create_baseline_table(&client, BASELINE_TABLE).await;
+    aws_sample::create_table(&client, BASELINE_TABLE).await;
 
     let started = Instant::now();
     let mut workloads = workloads();
@@ -427,125 +424,20 @@ async fn dynaslice_get(
 }
 
 // ---------------------------------------------------------------------------
-// The baseline.
-
-async fn create_baseline_table(client: &Client, table: &str) {
-    let mut request = client
-        .create_table()
-        .table_name(table)
-        .billing_mode(BillingMode::PayPerRequest);
-    for (name, role) in [("pk", SdkKey::Hash), ("sk", SdkKey::Range)] {
-        request = request
-            .key_schema(
-                KeySchemaElement::builder()
-                    .attribute_name(name)
-                    .key_type(role)
-                    .build()
-                    .expect("key schema"),
-            )
-            .attribute_definitions(
-                AttributeDefinition::builder()
-                    .attribute_name(name)
-                    .attribute_type(ScalarAttributeType::S)
-                    .build()
-                    .expect("attribute definition"),
-            );
-    }
-    request.send().await.expect("baseline table created");
-}
-
-/// Chunk length for partition key `pk`: what is left of 409,600 bytes after
-/// the attribute names, the key values and the longest sort key we use.
-fn baseline_chunk_len(pk: &str) -> usize {
-    let sk_max = "chunk-".len() + 10;
-    ITEM_LIMIT - ("pk".len() + pk.len()) - ("sk".len() + sk_max) - "data".len()
-}
-
-/// Writes `bytes` as `chunk-1`, `chunk-2`, ... with one PutItem each, in
-/// order; returns the write units consumed and the chunk count.
-async fn baseline_put(client: &Client, table: &str, pk: &str, bytes: &[u8]) -> (f64, usize) {
-    let mut units = 0.0;
-    let chunks = bytes.chunks(baseline_chunk_len(pk));
-    let count = chunks.len();
-    for (i, chunk) in chunks.enumerate() {
-        let output = client
-            .put_item()
-            .table_name(table)
-            .item("pk", Sdk::S(pk.to_string()))
-            .item("sk", Sdk::S(format!("chunk-{}", i + 1)))
-            .item("data", Sdk::B(Blob::new(chunk.to_vec())))
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .expect("baseline PutItem");
-        units += output
-            .consumed_capacity
-            .and_then(|c| c.capacity_units)
-            .unwrap_or(0.0);
-    }
-    (units, count)
-}
-
-/// Reads every chunk of `pk` with Query (all pages), orders the chunks by
-/// the number in their sort key and concatenates them; returns the bytes
-/// and the read units consumed.
-async fn baseline_get(client: &Client, table: &str, pk: &str) -> (Vec<u8>, f64) {
-    let mut chunks: Vec<(u64, Vec<u8>)> = Vec::new();
-    let mut units = 0.0;
-    let mut start: Option<HashMap<String, Sdk>> = None;
-    loop {
-        let output = client
-            .query()
-            .table_name(table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", Sdk::S(pk.to_string()))
-            .consistent_read(true)
-            .set_exclusive_start_key(start.take())
-            .return_consumed_capacity(ReturnConsumedCapacity::Total)
-            .send()
-            .await
-            .expect("baseline Query");
-        units += output
-            .consumed_capacity
-            .as_ref()
-            .and_then(|c| c.capacity_units)
-            .unwrap_or(0.0);
-        for mut item in output.items.unwrap_or_default() {
-            let number = match item.get("sk") {
-                Some(Sdk::S(sk)) => sk
-                    .strip_prefix("chunk-")
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .expect("sort key chunk-N"),
-                _ => panic!("no sort key"),
-            };
-            let data = match item.remove("data") {
-                Some(Sdk::B(blob)) => blob.into_inner(),
-                _ => panic!("no data"),
-            };
-            chunks.push((number, data));
-        }
-        match output.last_evaluated_key {
-            Some(key) if !key.is_empty() => start = Some(key),
-            _ => break,
-        }
-    }
-    chunks.sort_by_key(|(n, _)| *n);
-    let mut bytes = Vec::with_capacity(chunks.iter().map(|(_, d)| d.len()).sum());
-    for (_, data) in chunks {
-        bytes.extend_from_slice(&data);
-    }
-    (bytes, units)
-}
+// The baseline (`support/aws_sample.rs`).
 
 /// The baseline put of every item of the workload, one after the other.
 async fn baseline_puts(client: &Client, workload: &Workload, rep: usize) -> (Duration, f64, usize) {
+    // The embedded store never throttles.
+    let no_throttles = AtomicU64::new(0);
     mark("baseline-put start");
     let started = Instant::now();
     let mut units = 0.0;
     let mut chunks = 0;
     for (i, payload) in workload.payloads.iter().enumerate() {
         let pk = workload.pk(rep, i, "base");
-        let (u, c) = baseline_put(client, BASELINE_TABLE, &pk, payload.bytes()).await;
+        let (u, c) =
+            aws_sample::put(client, BASELINE_TABLE, &pk, payload.bytes(), &no_throttles).await;
         units += u;
         chunks += c;
     }
@@ -558,13 +450,14 @@ async fn baseline_puts(client: &Client, workload: &Workload, rep: usize) -> (Dur
 /// text payloads become `String`s again (checked UTF-8), as an application
 /// storing a string would need.
 async fn baseline_gets(client: &Client, workload: &Workload, rep: usize) -> (Duration, f64) {
+    let no_throttles = AtomicU64::new(0);
     mark("baseline-get start");
     let started = Instant::now();
     let mut units = 0.0;
     let mut got = Vec::with_capacity(workload.payloads.len());
     for (i, payload) in workload.payloads.iter().enumerate() {
         let pk = workload.pk(rep, i, "base");
-        let (bytes, u) = baseline_get(client, BASELINE_TABLE, &pk).await;
+        let (bytes, u) = aws_sample::get(client, BASELINE_TABLE, &pk, &no_throttles).await;
         units += u;
         got.push(match payload {
             Payload::Binary(_) => Payload::Binary(bytes),

@@ -23,8 +23,8 @@
 //!
 //! It prints `capacity model listening http://127.0.0.1:PORT` once it
 //! listens, then reads one command per line on stdin: `mode wait`,
-//! `mode throttle`, `empty` (empty every bucket: no saved burst), `fill`
-//! (fill every bucket), each answered `ok` once in effect; `counts`,
+//! `mode throttle`, `empty` (empty every bucket, and start tables' new
+//! buckets empty: no saved burst), `fill` (fill every bucket), each answered `ok` once in effect; `counts`,
 //! answered with the counts as one line of JSON. It exits when stdin closes.
 
 #[path = "../tests/support/capacity_model.rs"]

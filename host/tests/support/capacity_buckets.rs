@@ -84,8 +84,10 @@ pub struct Buckets {
     partition: Limit,
     table: Limit,
     buckets: HashMap<BucketId, Bucket>,
-    /// Whether a bucket created now starts full (saved burst) or empty.
-    start_full: bool,
+    /// Whether a table's bucket created now starts full (saved burst) or
+    /// empty. A partition's always starts full: a key value not seen before
+    /// sits on a partition with capacity to spare.
+    tables_start_full: bool,
 }
 
 impl Buckets {
@@ -95,7 +97,7 @@ impl Buckets {
             partition,
             table,
             buckets: HashMap::new(),
-            start_full: true,
+            tables_start_full: true,
         }
     }
 
@@ -107,16 +109,17 @@ impl Buckets {
         }
     }
 
-    /// Empties every bucket, and makes buckets created from now on start
-    /// empty too: from here, `units / rate` is exactly the time a bucket
-    /// needs to serve `units`, with no saved burst.
+    /// Empties every bucket, and makes tables' buckets created from now on
+    /// start empty too: from here, `units / rate` is exactly the time a
+    /// table needs to serve `units`, with no saved burst. (Partition key
+    /// values not seen yet still start with their burst.)
     pub fn empty(&mut self) {
         let now = Instant::now();
         for bucket in self.buckets.values_mut() {
             bucket.level = 0.0;
             bucket.updated = now;
         }
-        self.start_full = false;
+        self.tables_start_full = false;
     }
 
     /// Fills every bucket to its burst, and makes new buckets start full.
@@ -128,14 +131,18 @@ impl Buckets {
                 BucketId::Partition { .. } => partition.burst_s,
             };
         }
-        self.start_full = true;
+        self.tables_start_full = true;
     }
 
     /// The bucket's level now, after refilling it for the time since its
     /// last use.
     fn refilled(&mut self, id: &BucketId, now: Instant) -> &mut Bucket {
         let burst = self.limit(id).burst_s;
-        let start = if self.start_full { burst } else { 0.0 };
+        let full = match id {
+            BucketId::Table(_) => self.tables_start_full,
+            BucketId::Partition { .. } => true,
+        };
+        let start = if full { burst } else { 0.0 };
         let bucket = self.buckets.entry(id.clone()).or_insert(Bucket {
             level: start,
             updated: now,
@@ -172,15 +179,22 @@ impl Buckets {
     /// them all; otherwise takes nothing and says which kind refused first
     /// (partitions are checked before tables).
     pub fn admit(&mut self, costs: &[(BucketId, f64)]) -> Result<(), Refusal> {
-        let mut ordered: Vec<&(BucketId, f64)> = costs.iter().collect();
-        ordered.sort_by_key(|(id, _)| matches!(id, BucketId::Table(_)));
-        for (id, cost) in &ordered {
-            if !self.can_take(id, *cost) {
-                return Err(match id {
-                    BucketId::Table(_) => Refusal::Table,
-                    BucketId::Partition { .. } => Refusal::Partition,
-                });
-            }
+        // Every bucket is looked at (and so created and refilled) each time,
+        // so a request's new buckets all start filling at its first attempt.
+        let refused: Vec<&BucketId> = costs
+            .iter()
+            .filter(|(id, cost)| !self.can_take(id, *cost))
+            .map(|(id, _)| id)
+            .collect();
+        if !refused.is_empty() {
+            let partition = refused
+                .iter()
+                .any(|id| matches!(id, BucketId::Partition { .. }));
+            return Err(if partition {
+                Refusal::Partition
+            } else {
+                Refusal::Table
+            });
         }
         for (id, cost) in costs {
             self.take(id, *cost);

@@ -67,8 +67,12 @@
 //!   https://repost.aws/knowledge-center/dynamodb-spiky-workloads-short-intervals).
 //!   On-demand tables' growth past twice the previous peak is not modelled:
 //!   the table's rate stays at its configured value.
-//! - Reads may leave a bucket in debt (their cost is known only after the
-//!   answer); a later request waits out or is refused by the debt.
+//! - A request may cost more than a bucket holds (a transaction of several
+//!   400 KB items). In throttle mode it is admitted when its buckets hold its
+//!   cost or are full, and the debt it leaves falls on the requests after
+//!   it; in wait mode each request waits until its buckets are out of the
+//!   debt its own cost made (first come, first served). Reads may leave a
+//!   bucket in debt too: their cost is known only after the answer.
 //! - An item's size before a write is the size the model saw written through
 //!   it; items written around the model count as absent.
 //! - Indexes are not metered (dynaslice writes none).
@@ -290,9 +294,12 @@ impl Counts {
         }
     }
 
-    /// The least time `model`'s limits need to serve these units, starting
-    /// from empty buckets: the busiest bucket's units over its rate (a
-    /// linear combination of write and read units), in seconds.
+    /// The least time `model`'s limits need to serve these units, in
+    /// seconds, from the state [`CapacityModel::empty_buckets`] leaves for
+    /// fresh keys (tables' buckets empty, partition key values not seen
+    /// before with their burst): the busiest bucket's units over its rate (a
+    /// linear combination of write and read units), a partition's less its
+    /// burst.
     pub fn capacity_seconds(&self, model: &Model) -> f64 {
         let tables = self
             .tables
@@ -301,7 +308,7 @@ impl Counts {
         let partitions = self
             .partitions
             .values()
-            .map(|u| model.partition.cost(u.write, u.read_half));
+            .map(|u| model.partition.cost(u.write, u.read_half) - model.partition.burst_s);
         tables.chain(partitions).fold(0.0, f64::max)
     }
 }
@@ -359,8 +366,10 @@ impl CapacityModel {
         self.shared.model.lock().unwrap().mode = mode;
     }
 
-    /// Empties every bucket, and makes buckets created from now on start
-    /// empty: no saved burst, so serving `units` takes `units / rate`.
+    /// Empties every bucket, and makes tables' buckets created from now on
+    /// start empty: no saved burst, so a table serves `units` in
+    /// `units / rate`. A partition key value not seen before still starts
+    /// with its burst (it sits on a partition with capacity to spare).
     pub fn empty_buckets(&self) {
         self.shared.buckets.lock().unwrap().empty();
     }
