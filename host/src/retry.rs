@@ -15,6 +15,12 @@ use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 pub struct RetryPolicy {
     /// Attempts in all, the first included (at least 1).
     pub max_attempts: u32,
+    /// Attempts in all while the service answers that it is over a rate
+    /// (throttling). DynamoDB throttles a hot partition or a table past its
+    /// rate until capacity frees up, which takes seconds rather than a
+    /// fault's milliseconds: giving up after `max_attempts` would fail a
+    /// write that a one-partition layout merely makes slow.
+    pub max_throttled_attempts: u32,
     /// The first backoff's upper bound.
     pub base_delay: Duration,
     /// No backoff is longer than this.
@@ -24,9 +30,11 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     /// 10 attempts, 25 ms doubling to at most 2 s: a request survives a 30 %
     /// failure rate with probability 1 - 0.3^10 (about 1 in 170,000 fails).
+    /// 50 while throttled: over a minute of backoff before giving up.
     fn default() -> Self {
         Self {
             max_attempts: 10,
+            max_throttled_attempts: 50,
             base_delay: Duration::from_millis(25),
             max_delay: Duration::from_secs(2),
         }
@@ -41,6 +49,16 @@ impl RetryPolicy {
             .saturating_mul(1u32.checked_shl(retry.min(30)).unwrap_or(u32::MAX))
             .min(self.max_delay);
         ceiling.mul_f64(fastrand::f64())
+    }
+
+    /// The attempts allowed in all when the last one failed with `error`.
+    fn attempts_after<E: ProvideErrorMetadata>(&self, error: &SdkError<E, HttpResponse>) -> u32 {
+        let limit = if is_throttle(error) {
+            self.max_throttled_attempts.max(self.max_attempts)
+        } else {
+            self.max_attempts
+        };
+        limit.max(1)
     }
 
     /// Runs `call` until it succeeds, fails for good, or attempts run out.
@@ -64,6 +82,7 @@ impl RetryPolicy {
         mut call: F,
     ) -> (Result<T, SdkError<E, HttpResponse>>, u32)
     where
+        E: ProvideErrorMetadata,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, SdkError<E, HttpResponse>>>,
     {
@@ -72,7 +91,7 @@ impl RetryPolicy {
             attempt += 1;
             let result = call().await;
             match &result {
-                Err(e) if attempt < self.max_attempts.max(1) && transient(e) => {
+                Err(e) if attempt < self.attempts_after(e) && transient(e) => {
                     tokio::time::sleep(self.backoff(attempt - 1)).await;
                 }
                 _ => return (result, attempt),
@@ -127,6 +146,56 @@ pub(crate) fn is_transient<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResp
 #[cfg(test)]
 mod tests {
     use super::*;
+    use aws_sdk_dynamodb::error::ErrorMetadata;
+    use aws_sdk_dynamodb::operation::get_item::GetItemError;
+    use aws_smithy_types::body::SdkBody;
+
+    fn service_error(code: &str) -> SdkError<GetItemError, HttpResponse> {
+        let error = GetItemError::generic(ErrorMetadata::builder().code(code).build());
+        let status = if code == "InternalServerError" {
+            500
+        } else {
+            400
+        };
+        SdkError::service_error(
+            error,
+            HttpResponse::new(status.try_into().unwrap(), SdkBody::empty()),
+        )
+    }
+
+    /// Attempts made against an error that never goes away.
+    async fn attempts_against(policy: RetryPolicy, code: &str) -> u32 {
+        let (result, attempts) = policy
+            .run(|| async { Err::<(), _>(service_error(code)) })
+            .await;
+        assert!(result.is_err());
+        attempts
+    }
+
+    #[tokio::test]
+    async fn throttling_is_retried_longer_than_faults() {
+        let policy = RetryPolicy {
+            max_attempts: 3,
+            max_throttled_attempts: 7,
+            base_delay: Duration::from_micros(10),
+            max_delay: Duration::from_micros(100),
+        };
+        for code in [
+            "ProvisionedThroughputExceededException",
+            "ThrottlingException",
+            "RequestLimitExceeded",
+        ] {
+            assert_eq!(attempts_against(policy, code).await, 7, "{code}");
+        }
+        assert_eq!(attempts_against(policy, "InternalServerError").await, 3);
+        assert_eq!(attempts_against(policy, "ValidationException").await, 1);
+        // Never fewer throttled attempts than attempts.
+        let odd = RetryPolicy {
+            max_throttled_attempts: 1,
+            ..policy
+        };
+        assert_eq!(attempts_against(odd, "ThrottlingException").await, 3);
+    }
 
     #[test]
     fn backoff_is_bounded_and_grows() {

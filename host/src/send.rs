@@ -464,8 +464,10 @@ impl Rounds {
         if progressed {
             self.failures = 0;
         } else {
+            // Items left unprocessed are the service's answer to a rate:
+            // as patient as with throttling errors.
             self.failures += 1;
-            if self.failures >= retry.max_attempts {
+            if self.failures >= retry.max_throttled_attempts.max(retry.max_attempts) {
                 let (operation, aws_code, what) = error();
                 return Err(HostError::Dynamo {
                     operation,

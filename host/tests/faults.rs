@@ -211,6 +211,7 @@ async fn thirty_percent_faults_with_default_retries_lose_nothing() {
 async fn operations_that_run_out_of_retries_fail_clearly_and_keep_the_old_version() {
     let impatient = RetryPolicy {
         max_attempts: 2,
+        max_throttled_attempts: 2,
         base_delay: Duration::from_millis(1),
         max_delay: Duration::from_millis(5),
     };
