@@ -1,4 +1,4 @@
-//! Peak memory of a whole-item `get`: an 80 MiB item read back must peak at
+//! Peak memory of a whole-item `get`: a 128 MiB item read back must peak at
 //! about twice the item (the raw payload and the decoded item), not hold
 //! every chunk and the responses in flight beside them. Alone in its test
 //! binary, so no other test's allocations count; Linux only (`VmHWM`, reset
@@ -20,10 +20,11 @@ use dynaslice_host::{GetOptions, LayoutKind, PutOptions};
 
 /// The item's one large attribute: beyond the default 64 MiB limit, which
 /// both the put and the get raise.
-const ITEM_BYTES: usize = 80 << 20;
+const ITEM_BYTES: usize = 128 << 20;
 /// The bound asserted on the read's peak above the RSS before it, as a
-/// multiple of the item: the payload and the item (2x), and some room for
-/// the requests in flight, the store's work and the allocator's slack.
+/// multiple of the item: the payload and the item (2x), and room for what
+/// does not grow with the item (~15-20 MB measured: the requests in flight,
+/// on both sides with the embedded store, and the allocator's slack).
 const MAX_PEAK_PER_ITEM: f64 = 2.3;
 
 fn proc_status(field: &str) -> u64 {
@@ -42,7 +43,7 @@ fn proc_status(field: &str) -> u64 {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_80_mib_item_reads_back_at_about_twice_its_size() {
+async fn a_128_mib_item_reads_back_at_about_twice_its_size() {
     let client = common::client();
     let table = common::fresh_table(&client, "get-memory", LayoutKind::ChunkTable).await;
     let key = common::key(LayoutKind::ChunkTable, "big");
@@ -93,11 +94,12 @@ async fn an_80_mib_item_reads_back_at_about_twice_its_size() {
     let above = peak.saturating_sub(baseline);
     let ratio = above as f64 / ITEM_BYTES as f64;
     println!(
-        "get of a {} MiB item: RSS before {:.1} MB, peak {:.1} MB, peak above baseline {:.1} MB = {ratio:.2}x the item (MB = 10^6 bytes)",
+        "get of a {} MiB item: RSS before {:.1} MB, peak {:.1} MB, peak above baseline {:.1} MB = {ratio:.2}x the item, {:.1} MB above 2x (MB = 10^6 bytes)",
         ITEM_BYTES >> 20,
         baseline as f64 / 1e6,
         peak as f64 / 1e6,
-        above as f64 / 1e6
+        above as f64 / 1e6,
+        (above as f64 - 2.0 * ITEM_BYTES as f64) / 1e6
     );
     let Some(AttributeValue::B(data)) = fetched.item.get("data") else {
         panic!("the item read back has no binary data");
