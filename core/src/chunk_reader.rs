@@ -13,13 +13,13 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use crate::codec::{Codec, CodecError, FrameDecoder};
-use crate::digest::chunk_digest;
+use crate::chunk_feed::ChunkFeed;
+use crate::codec::{Codec, CodecError};
 use crate::encoding::{ScanError, Scanner};
 use crate::key::KeySchema;
 use crate::layout::{Layout, chunk_key};
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
-use crate::reassemble::{ReassembleError, ReassembleOptions, check_chunk, check_header};
+use crate::reassemble::{ReassembleError, ReassembleOptions, check_header};
 use crate::value::{AttributeValue, Item};
 
 /// Most bytes one [`ChunkReader::read`] decodes at a time (and so returns).
@@ -33,7 +33,7 @@ pub const READ_PIECE_BYTES: usize = 256 << 10;
 /// to [`ReassembleOptions::max_raw_bytes`] (which bounds whole-item reads)
 /// for the attribute itself. It holds the chunks pushed and not yet read,
 /// one piece of output ([`READ_PIECE_BYTES`]) and the codec's state (see
-/// [`FrameDecoder`]: at most ~43 KB for the deflate family, the window for
+/// [`crate::codec::FrameDecoder`]: at most ~43 KB for the deflate family, the window for
 /// zstd, which beyond 8 MiB is held to `max_raw_bytes`). `max_raw_bytes`
 /// still bounds what must be held: the whole output of a raw snappy payload
 /// (it cannot be decoded in parts; `DECOMPRESS_LIMIT` when larger), and the
@@ -96,10 +96,7 @@ enum Source {
 }
 
 struct Payload {
-    manifest: Manifest,
-    /// The next chunk expected.
-    next: u32,
-    frame: FrameDecoder,
+    feed: ChunkFeed,
     scanner: Scanner,
     /// The bound on names held, for the scanner's error.
     max_raw_bytes: usize,
@@ -166,14 +163,12 @@ impl ChunkReader {
             }
             .into());
         }
-        let mut frame = FrameDecoder::new(max_raw_bytes);
         match &manifest.inline {
             Some(inline) => {
                 check_header(inline, &manifest)?;
                 if crate::codec::FrameHeader::trailer_digest(inline) != manifest.digest {
                     return Err(ReassembleError::FrameMismatch);
                 }
-                frame.feed(inline, true)?;
             }
             None if manifest.layout != options.layout.name() => {
                 return Err(ReassembleError::LayoutMismatch {
@@ -190,11 +185,14 @@ impl ChunkReader {
             r.saturating_add(1).min(READ_PIECE_BYTES)
         });
         reader.out = vec![0; piece];
+        let scanner = Scanner::new(attribute, manifest.raw_len, max_raw_bytes as u64);
+        let mut feed = ChunkFeed::new(manifest, max_raw_bytes);
+        if let Some(inline) = &feed.manifest.inline {
+            feed.frame.feed(inline, true)?;
+        }
         reader.source = Source::Payload(alloc::boxed::Box::new(Payload {
-            scanner: Scanner::new(attribute, manifest.raw_len, max_raw_bytes as u64),
-            manifest,
-            next: 0,
-            frame,
+            feed,
+            scanner,
             max_raw_bytes,
         }));
         Ok(reader)
@@ -204,7 +202,7 @@ impl ChunkReader {
     /// the payload is inline.
     pub fn chunk_count(&self) -> u32 {
         match &self.source {
-            Source::Payload(p) if p.manifest.inline.is_none() => p.manifest.chunk_count,
+            Source::Payload(p) if p.feed.manifest.inline.is_none() => p.feed.manifest.chunk_count,
             _ => 0,
         }
     }
@@ -213,7 +211,7 @@ impl ChunkReader {
     pub fn chunk_key(&self, seq: u32) -> Result<Item, ReassembleError> {
         let count = self.chunk_count();
         match &self.source {
-            Source::Payload(p) if seq < count => self.chunk_key_of(&p.manifest, seq),
+            Source::Payload(p) if seq < count => self.chunk_key_of(&p.feed.manifest, seq),
             _ => Err(ReassembleError::ChunkOutOfRange { seq, count }),
         }
     }
@@ -260,20 +258,11 @@ impl ChunkReader {
         let Source::Payload(payload) = &self.source else {
             return Ok(());
         };
-        let Payload {
-            manifest,
-            next,
-            frame,
-            scanner,
-            ..
-        } = &**payload;
-        if manifest.inline.is_none() && *next < manifest.chunk_count {
-            return Err(ReassembleError::ChunkMissing {
-                seq: *next,
-                count: manifest.chunk_count,
-            });
+        let Payload { feed, scanner, .. } = &**payload;
+        if feed.manifest.inline.is_none() {
+            feed.check_complete()?;
         }
-        if frame.finish()? != manifest.digest {
+        if feed.frame.finish()? != feed.manifest.digest {
             return Err(ReassembleError::FrameMismatch);
         }
         scanner.finish()?;
@@ -324,44 +313,20 @@ impl ChunkReader {
     }
 
     fn accept(&mut self, chunk: &Item) -> Result<(), ReassembleError> {
-        let options = ReassembleOptions::new(&self.key, &self.layout);
         let Source::Payload(payload) = &mut self.source else {
             return Err(ReassembleError::UnexpectedChunks { count: 1 });
         };
-        let Payload {
-            manifest,
-            next,
-            frame,
-            ..
-        } = &mut **payload;
-        if manifest.inline.is_some() {
+        let feed = &mut payload.feed;
+        if feed.manifest.inline.is_some() {
             return Err(ReassembleError::UnexpectedChunks { count: 1 });
         }
-        let index = *next as usize;
-        let (seq, (data, digest)) =
-            check_chunk(&self.parent_key, chunk, index, manifest, &options)?;
-        let count = manifest.chunk_count;
-        if seq < *next {
-            return Err(ReassembleError::ChunkDuplicate { seq });
+        let taken = feed.take(&self.key, &self.layout, &self.parent_key, chunk)?;
+        // Bytes decoded from a chunk are released at once: a damaged one
+        // must stop the reader before any reach its decoder.
+        if !taken.intact {
+            return Err(ReassembleError::ChunkDigestMismatch { seq: taken.seq });
         }
-        if seq > *next {
-            return Err(ReassembleError::ChunkMissing { seq: *next, count });
-        }
-        if chunk_digest(data, &manifest.version.to_text(), seq) != digest {
-            return Err(ReassembleError::ChunkDigestMismatch { seq });
-        }
-        if seq == 0 && data.len() < crate::codec::FRAME_HEADER_BYTES {
-            return Err(ReassembleError::FrameMismatch);
-        }
-        frame.feed(data, seq + 1 == count)?;
-        if seq == 0 {
-            let header = frame.header().ok_or(ReassembleError::FrameMismatch)?;
-            if header.codec != manifest.codec || header.raw_len != manifest.raw_len {
-                return Err(ReassembleError::FrameMismatch);
-            }
-        }
-        *next += 1;
-        Ok(())
+        feed.feed(taken)
     }
 
     /// Where in `out` the next bytes of the attribute are.
@@ -375,7 +340,7 @@ impl ChunkReader {
             Source::Payload(payload) => payload,
         };
         loop {
-            let written = payload.frame.decode(&mut self.out)?;
+            let written = payload.feed.frame.decode(&mut self.out)?;
             if written == 0 {
                 return Ok(0..0);
             }

@@ -374,7 +374,7 @@ catalogue! {
     ReaderNotDrained = "READER_NOT_DRAINED", Client;
     /// A ChunkReader was used after `free()`.
     ReaderFreed = "READER_FREED", Client;
-    /// A ChunkReader was used after it finished, or after an error.
+    /// A ChunkReader or Reassembler was used after it finished, or after an error.
     ReaderFinished = "READER_FINISHED", Client;
     /// `crypto.getRandomValues` is unavailable or failed.
     RandomUnavailable = "RANDOM_UNAVAILABLE", Client;

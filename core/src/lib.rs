@@ -9,6 +9,7 @@ extern crate std;
 
 mod base64;
 pub mod capacity;
+mod chunk_feed;
 mod chunk_reader;
 pub mod code;
 pub mod codec;
@@ -22,6 +23,7 @@ pub mod number;
 mod payload;
 pub mod plan;
 mod reassemble;
+mod reassembler;
 pub mod size;
 mod split;
 mod stream_split;
@@ -41,6 +43,7 @@ pub use manifest::{Manifest, ManifestError};
 pub use number::NumberError;
 pub use plan::{DeletePlan, Expect, PlanError, ReadPlan, Target, WriteMode, WritePlan, WriteSteps};
 pub use reassemble::{ReassembleError, ReassembleOptions, reassemble, verify_chunk};
+pub use reassembler::Reassembler;
 pub use size::{MAX_ITEM_BYTES, item_size, value_size};
 pub use split::{
     CodecChoice, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitError, SplitItem, SplitOptions,

@@ -144,7 +144,8 @@ pub enum ReassembleError {
     },
     /// A [`crate::ChunkReader`] was finished with attribute bytes not yet read.
     Unread,
-    /// A [`crate::ChunkReader`] was used after it failed.
+    /// A [`crate::ChunkReader`] or [`crate::Reassembler`] was used after it
+    /// failed.
     ReaderFailed {
         /// The code of the error it failed with.
         code: Code,
@@ -278,12 +279,7 @@ pub fn reassemble(
                     count: chunks.len(),
                 });
             }
-            check_header(frame, &manifest)?;
-            if FrameHeader::trailer_digest(frame) != manifest.digest {
-                return Err(ReassembleError::FrameMismatch);
-            }
-            let raw = codec::decompress(frame, options.max_raw_bytes)?;
-            decode_attributes(&raw)?
+            decode_inline(frame, &manifest, options.max_raw_bytes)?
         }
         None => {
             if manifest.layout != options.layout.name() {
@@ -300,13 +296,22 @@ pub fn reassemble(
                 .map_err(|e| blame(&ordered, &manifest, e))?
         }
     };
-    // The parent without its manifest (never cloning an inline payload).
-    let mut item = Item::new();
-    for (name, value) in parent {
-        if name != MANIFEST_ATTRIBUTE {
-            item.insert(name.clone(), value.clone());
-        }
-    }
+    merge(without_manifest(parent), spilled)
+}
+
+/// The parent's attributes but its manifest (never cloning an inline
+/// payload): the attributes the item kept on its parent.
+pub(crate) fn without_manifest(parent: &Item) -> Item {
+    parent
+        .iter()
+        .filter(|(name, _)| *name != MANIFEST_ATTRIBUTE)
+        .map(|(name, value)| (name.clone(), value.clone()))
+        .collect()
+}
+
+/// The item: the attributes kept on the parent and the spilled ones,
+/// refusing a name found in both (or a spilled manifest).
+pub(crate) fn merge(mut item: Item, spilled: Item) -> Result<Item, ReassembleError> {
     for (name, value) in spilled {
         if item.contains_key(&name) || name == MANIFEST_ATTRIBUTE {
             return Err(ReassembleError::AttributeConflict { name });
@@ -314,6 +319,21 @@ pub fn reassemble(
         item.insert(name, value);
     }
     Ok(item)
+}
+
+/// The spilled attributes of an inline payload, its frame checked against
+/// the manifest.
+pub(crate) fn decode_inline(
+    frame: &[u8],
+    manifest: &Manifest,
+    max_raw_bytes: usize,
+) -> Result<Item, ReassembleError> {
+    check_header(frame, manifest)?;
+    if FrameHeader::trailer_digest(frame) != manifest.digest {
+        return Err(ReassembleError::FrameMismatch);
+    }
+    let raw = codec::decompress(frame, max_raw_bytes)?;
+    Ok(decode_attributes(&raw)?)
 }
 
 /// A chunk's bytes and its recorded digest.

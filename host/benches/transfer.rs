@@ -54,6 +54,7 @@
 //!
 //! `DYNASLICE_BENCH_ONLY=<part of a workload name>` runs only the matching
 //! workloads and no memory children (to profile one, e.g. under `perf`);
+//! `DYNASLICE_BENCH_ONLY=memory` runs the memory children alone;
 //! `DYNASLICE_BENCH_MARKS=1` prints each timed phase's start and end
 //! (CLOCK_MONOTONIC) to stderr, to cut a `perf record -k CLOCK_MONOTONIC`
 //! profile into phases.
@@ -99,6 +100,9 @@ const BINARY_WORKLOAD: &str = "binary 10 MiB, none";
 const DYNASLICE_TABLE: &str = "bench";
 const BASELINE_TABLE: &str = "baseline";
 const MEMORY_TABLE: &str = "memory";
+/// `DYNASLICE_BENCH_ONLY` for the memory children alone (no workload has
+/// this name).
+const MEMORY_ONLY: &str = "memory";
 
 fn main() {
     if let Ok(mode) = std::env::var("DYNASLICE_BENCH_MEMORY") {
@@ -322,7 +326,7 @@ async fn run(dir: &Path, reps: usize) {
         size as f64 / 1e6
     );
 
-    if only.is_none() {
+    if only.is_none() || only.as_deref() == Some(MEMORY_ONLY) {
         let memory = memory_runs(&client, &endpoint, dir).await;
         print_memory(&memory);
     }

@@ -1,14 +1,21 @@
 //! Reading virtual items: a consistent parent read, then the exact chunk
-//! keys by BatchGetItem, every byte checked by core's `reassemble`. A chunk
+//! keys by BatchGetItem, every byte checked by core's `Reassembler`. A chunk
 //! missing because a concurrent overwrite deleted it sends the reader back
 //! to the parent, a bounded number of times.
+//!
+//! Chunks are fetched in sequence order a few small requests ahead (see
+//! [`crate::CHUNKS_PER_REQUEST`]) and each is decoded into the payload and
+//! dropped as its turn comes: the read holds the raw payload, the requests
+//! in flight and, at the end, the decoded item; about twice the item, not
+//! every chunk beside the payload and the item.
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::plan::{Target, parent_get, plan_read};
 use dynaslice_core::{
-    DEFAULT_MAX_RAW_BYTES, Item, Manifest, ReassembleError, ReassembleOptions, reassemble,
+    DEFAULT_MAX_RAW_BYTES, Item, Manifest, ReassembleError, ReassembleOptions, Reassembler,
 };
 
+use crate::chunk_window::ChunkWindow;
 use crate::error::HostError;
 use crate::progress::Progress;
 use crate::retry::RetryPolicy;
@@ -28,8 +35,9 @@ pub struct GetOptions {
     pub max_rereads: u32,
     /// Retries of each request.
     pub retry: RetryPolicy,
-    /// The most BatchGetItem requests in flight at once (default 16): the
-    /// host starts at 4 and adapts to throttling between 1 and this.
+    /// The most BatchGetItem requests in flight at once (default 16; each
+    /// of at most [`crate::CHUNKS_PER_REQUEST`] chunks): the host starts at
+    /// 4 and adapts to throttling between 1 and this.
     pub concurrency: usize,
 }
 
@@ -95,11 +103,14 @@ pub async fn get(
         // An oversized or damaged manifest is refused before any chunk key
         // is built.
         let plan = plan_read(&parent, &target, true)?;
-        // Chunk items' exact sizes: what batch_gets reports as they arrive.
+        // Chunk items' exact sizes: what batch_get reports as they arrive.
         progress.start(plan.batches.iter().map(|b| b.expected_bytes as u64).sum());
-        let chunks = sender.batch_gets(plan.batches, progress).await?;
-        let chunks_read = chunks.len();
-        match crate::cpu::heavy(|| reassemble(&parent, &chunks, &reassemble_options)) {
+        let mut reassembler = Reassembler::new(&parent, &reassemble_options)?;
+        let mut chunks_read = 0;
+        let fetched =
+            fetch_chunks(&sender, table, &mut reassembler, &mut chunks_read, progress).await;
+        let item = fetched.and_then(|()| Ok(crate::cpu::heavy(|| reassembler.finish())?));
+        match item {
             Ok(item) => {
                 return Ok(Some(Fetched {
                     item,
@@ -109,7 +120,7 @@ pub async fn get(
                     consumed_read_units: sender.consumed.read_units(),
                 }));
             }
-            Err(missing @ ReassembleError::ChunkMissing { .. })
+            Err(HostError::Reassemble(missing @ ReassembleError::ChunkMissing { .. }))
                 if parent_reads <= options.max_rereads =>
             {
                 // Deleted under us by an overwrite's cleanup? Only if the
@@ -120,13 +131,36 @@ pub async fn get(
                     return Err(missing.into());
                 }
             }
-            Err(ReassembleError::ChunkMissing { .. }) => {
+            Err(HostError::Reassemble(ReassembleError::ChunkMissing { .. })) => {
                 return Err(HostError::ChunksVanished {
                     key: crate::json::key_text(&table.key, &key),
                     attempts: parent_reads,
                 });
             }
-            Err(e) => return Err(e.into()),
+            Err(e) => return Err(e),
         }
     }
+}
+
+/// Fetches the chunks `reassembler` needs, in order, pushing each as its
+/// turn comes and dropping it; counts them in `pushed`.
+async fn fetch_chunks(
+    sender: &Sender<'_>,
+    table: &TableConfig,
+    reassembler: &mut Reassembler,
+    pushed: &mut usize,
+    progress: &dyn Progress,
+) -> Result<(), HostError> {
+    let count = reassembler.chunk_count();
+    let mut window = ChunkWindow::new(sender, &table.chunk_table, count, progress);
+    while let Some(mut found) = window.next(|seq| reassembler.chunk_key(seq)).await? {
+        for seq in found.seqs.clone() {
+            let chunk = found
+                .take(&reassembler.chunk_key(seq)?)
+                .ok_or(ReassembleError::ChunkMissing { seq, count })?;
+            crate::cpu::heavy(|| reassembler.push(&chunk))?;
+            *pushed += 1;
+        }
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@
 //! digest was checked (see `partial_file`).
 //!
 //! Memory holds the requests in flight (at most `concurrency` requests of
-//! [`CHUNKS_PER_REQUEST`] chunks, ~400 KB each), one piece of output and
+//! [`crate::CHUNKS_PER_REQUEST`] chunks, ~400 KB each), one piece of output and
 //! the codec's state, whatever the file's size: so the attribute is not
 //! held to [`GetOptions::max_item_bytes`], which bounds only what must
 //! still be held whole (a raw snappy payload, the other attributes' names).
@@ -13,26 +13,16 @@
 use std::path::Path;
 
 use aws_sdk_dynamodb::Client;
-use dynaslice_core::plan::{BatchGet, parent_get};
+use dynaslice_core::plan::parent_get;
 use dynaslice_core::{ChunkReader, Item, Manifest, ReassembleError, ReassembleOptions};
-use futures::StreamExt;
-use futures::stream::FuturesOrdered;
 
+use crate::chunk_window::ChunkWindow;
 use crate::error::HostError;
 use crate::get::{GetOptions, check_key};
 use crate::partial_file::PartialFile;
 use crate::progress::Progress;
 use crate::send::Sender;
 use crate::table::TableConfig;
-
-/// Chunks asked for in one BatchGetItem: with at most [`MAX_WINDOW`]
-/// requests in flight, at most 24 chunks (~9.8 MB) are fetched ahead of the
-/// writer.
-pub const CHUNKS_PER_REQUEST: u32 = 4;
-
-/// The most BatchGetItem requests ahead of the writer, whatever the
-/// sender's pace allows: the read's memory stays bounded.
-const MAX_WINDOW: usize = 6;
 
 /// A file read back by [`get_file`].
 #[derive(Clone, Debug, PartialEq)]
@@ -166,52 +156,22 @@ impl Copy<'_> {
         // An attribute on the parent, or an inline payload: all here.
         self.drain().await?;
         let count = self.reader.chunk_count();
-        let sender = self.sender;
-        let mut requests = FuturesOrdered::new();
-        let mut asked = 0;
-        while self.pushed < count {
-            while requests.len() < sender.pace.limit().min(MAX_WINDOW) && asked < count {
-                let last = asked.saturating_add(CHUNKS_PER_REQUEST).min(count);
-                let keys = (asked..last)
-                    .map(|seq| self.reader.chunk_key(seq))
-                    .collect::<Result<Vec<_>, _>>()?;
-                let get = BatchGet {
-                    table: self.table.chunk_table.clone(),
-                    keys,
-                    consistent: true,
-                    expected_bytes: 0,
-                };
-                requests.push_back(async move { sender.batch_get(get, &()).await });
-                asked = last;
-            }
-            let Some(found) = requests.next().await else {
-                return Err(HostError::Internal(
-                    "no chunk request left to wait for".into(),
-                ));
-            };
-            let found = found?;
-            let last = self.pushed.saturating_add(CHUNKS_PER_REQUEST).min(count);
-            for seq in self.pushed..last {
-                self.push(seq, &found).await?;
+        // Progress in the chunks' payload bytes, advanced here.
+        let table = self.table;
+        let mut window = ChunkWindow::new(self.sender, &table.chunk_table, count, &());
+        while let Some(mut found) = window.next(|seq| self.reader.chunk_key(seq)).await? {
+            for seq in found.seqs.clone() {
+                let chunk = found
+                    .take(&self.reader.chunk_key(seq)?)
+                    .ok_or(ReassembleError::ChunkMissing { seq, count })?;
+                self.push(seq, &chunk).await?;
             }
         }
         Ok(())
     }
 
-    /// Pushes chunk `seq`, found among `found` (a BatchGetItem returns its
-    /// items in any order), and writes what it decodes to.
-    async fn push(&mut self, seq: u32, found: &[Item]) -> Result<(), HostError> {
-        let key = self.reader.chunk_key(seq)?;
-        let chunk = found
-            .iter()
-            .find(|item| {
-                key.iter()
-                    .all(|(name, value)| item.get(name) == Some(value))
-            })
-            .ok_or(ReassembleError::ChunkMissing {
-                seq,
-                count: self.reader.chunk_count(),
-            })?;
+    /// Pushes chunk `seq` and writes what it decodes to.
+    async fn push(&mut self, seq: u32, chunk: &Item) -> Result<(), HostError> {
         self.reader.push(chunk)?;
         self.pushed += 1;
         self.progress

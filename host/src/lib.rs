@@ -35,6 +35,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod chunk_window;
 mod client;
 mod clock;
 mod cpu;
@@ -61,6 +62,7 @@ pub mod serve;
 mod stream;
 mod table;
 
+pub use chunk_window::CHUNKS_PER_REQUEST;
 pub use client::{aws_client, local_client};
 pub use clock::MAX_CLOCK_SKEW_MS;
 pub use delete::{DeleteOutcome, delete};
@@ -69,7 +71,7 @@ pub use embedded::EmbeddedStore;
 pub use error::HostError;
 pub use gc::{GcOptions, GcReport, gc};
 pub use get::{Fetched, GetOptions, check_key, get};
-pub use get_file::{CHUNKS_PER_REQUEST, FileOutcome, get_file};
+pub use get_file::{FileOutcome, get_file};
 pub use inspect::{ChunkInfo, Inspection, ListPage, StoredItem, inspect, list, list_page};
 pub use partial_file::replace_file;
 pub use preview::{Preview, preview};

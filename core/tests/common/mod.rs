@@ -90,3 +90,4 @@ pub fn value_of(json: &Value) -> AttributeValue {
     }
 }
 pub mod generate;
+pub mod stored;

@@ -1,0 +1,118 @@
+//! Peak memory of a whole-item `get`: a 128 MiB item read back must peak at
+//! about twice the item (the raw payload and the decoded item), not hold
+//! every chunk and the responses in flight beside them. Alone in its test
+//! binary, so no other test's allocations count; Linux only (`VmHWM`, reset
+//! through `/proc/self/clear_refs`). The item is stored with `put_reader`
+//! from a file, in bounded memory, so the RSS before the read holds no
+//! freed copy of it. Prints the figures:
+//!
+//! ```text
+//! cargo test -p dynaslice-host --test get_memory -- --nocapture
+//! ```
+//!
+//! With the embedded server (dynoxide) the server runs in this process
+//! too: its own memory for the requests in flight counts against the read.
+
+mod common;
+
+use dynaslice_core::{AttributeValue, CodecChoice, Compression};
+use dynaslice_host::{GetOptions, LayoutKind, PutOptions};
+
+/// The item's one large attribute: beyond the default 64 MiB limit, which
+/// both the put and the get raise.
+const ITEM_BYTES: usize = 128 << 20;
+/// The bound asserted on the read's peak above the RSS before it, as a
+/// multiple of the item: the payload and the item (2x), and room for what
+/// does not grow with the item (~15-20 MB measured: the requests in flight,
+/// on both sides with the embedded store, and the allocator's slack).
+const MAX_PEAK_PER_ITEM: f64 = 2.3;
+
+fn proc_status(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|rest| {
+            rest.trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_128_mib_item_reads_back_at_about_twice_its_size() {
+    let client = common::client();
+    let table = common::fresh_table(&client, "get-memory", LayoutKind::ChunkTable).await;
+    let key = common::key(LayoutKind::ChunkTable, "big");
+    let dir =
+        std::env::temp_dir().join(format!("dynaslice-test-get-memory-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let source = dir.join("source.bin");
+    let digest = {
+        let bytes = common::noise(27, ITEM_BYTES);
+        std::fs::write(&source, &bytes).unwrap();
+        dynaslice_core::digest::digest(&bytes)
+    };
+    let file = tokio::fs::File::open(&source).await.unwrap();
+    let put_options = PutOptions {
+        compression: CodecChoice::Fixed(Compression::NONE),
+        max_item_bytes: 2 * ITEM_BYTES,
+        ..PutOptions::default()
+    };
+    dynaslice_host::put_reader(
+        &client,
+        &table,
+        key.clone(),
+        "data",
+        file,
+        ITEM_BYTES as u64,
+        &put_options,
+        &(),
+    )
+    .await
+    .expect("put");
+    std::fs::remove_file(&source).unwrap();
+
+    let get_options = GetOptions {
+        max_item_bytes: 2 * ITEM_BYTES,
+        ..GetOptions::default()
+    };
+    let baseline = proc_status("VmRSS");
+    assert!(
+        std::fs::write("/proc/self/clear_refs", "5").is_ok(),
+        "the peak can be reset"
+    );
+    let fetched = dynaslice_host::get(&client, &table, &key, &get_options, &())
+        .await
+        .expect("get")
+        .expect("found");
+    let peak = proc_status("VmHWM");
+    let above = peak.saturating_sub(baseline);
+    let ratio = above as f64 / ITEM_BYTES as f64;
+    println!(
+        "get of a {} MiB item: RSS before {:.1} MB, peak {:.1} MB, peak above baseline {:.1} MB = {ratio:.2}x the item, {:.1} MB above 2x (MB = 10^6 bytes)",
+        ITEM_BYTES >> 20,
+        baseline as f64 / 1e6,
+        peak as f64 / 1e6,
+        above as f64 / 1e6,
+        (above as f64 - 2.0 * ITEM_BYTES as f64) / 1e6
+    );
+    let Some(AttributeValue::B(data)) = fetched.item.get("data") else {
+        panic!("the item read back has no binary data");
+    };
+    assert_eq!(data.len(), ITEM_BYTES);
+    assert!(
+        dynaslice_core::digest::digest(data) == digest,
+        "the item read back differs"
+    );
+    assert!(fetched.chunks_read > 200, "{} chunks", fetched.chunks_read);
+    assert!(
+        ratio < MAX_PEAK_PER_ITEM,
+        "the read held {above} bytes above its baseline, {ratio:.2}x the item, limit {MAX_PEAK_PER_ITEM}x"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
