@@ -91,10 +91,34 @@ const TRANSIENT_CODES: &[&str] = &[
     "TransactionInProgressException",
 ];
 
+/// DynamoDB error codes of a request refused before it was carried out
+/// (throttling): a resend cannot apply it twice.
+const THROTTLING_CODES: &[&str] = &[
+    "ProvisionedThroughputExceededException",
+    "ThrottlingException",
+    "RequestLimitExceeded",
+];
+
+/// True when DynamoDB answered that it throttled the request: it was not
+/// carried out. Only these errors may resend a last-writer-wins commit;
+/// every other transient failure (a 500, a lost connection, a timeout) may
+/// come after the write was applied.
+pub(crate) fn is_throttled<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResponse>) -> bool {
+    match error {
+        SdkError::ServiceError(service) => service
+            .err()
+            .code()
+            .is_some_and(|c| THROTTLING_CODES.contains(&c)),
+        _ => false,
+    }
+}
+
 /// True for throttling, server errors and transport failures: the request
 /// may be sent again unchanged. (A write that may have been applied is
-/// still safe to resend: chunk puts are idempotent, and a commit's
-/// condition failing on a resend is resolved by re-reading the parent.)
+/// still safe to resend when it is idempotent or conditional: chunk puts
+/// are, and a commit's condition failing on a resend is resolved by
+/// re-reading the parent. An unconditional commit is neither: see
+/// [`is_throttled`].)
 pub(crate) fn is_transient<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResponse>) -> bool {
     match error {
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {
