@@ -61,12 +61,13 @@ export interface GetProgress {
   chunks: number;
 }
 
-export interface PutOptions extends Omit<SplitOptions, 'expect' | 'version'>, DriverOptions {
+export interface PutOptions extends Omit<SplitOptions, 'expect' | 'version' | 'commit'>, DriverOptions {
   /**
-   * What the stored item must be. Default: whatever is stored is replaced, on the
-   * condition that it is still there at the commit (a writer that committed first
-   * makes this one fail with `CONFLICT`). `'absent'`: no item has this key.
-   * `{ version }`: the stored item is that version.
+   * What the stored item must be (optimistic locking). Default: none, the last
+   * writer wins as with PutItem, and the replaced version's chunks are deleted.
+   * `'absent'`: no item has this key. `{ version }`: the stored item is that
+   * version. A stored item that is something else, or a writer that commits
+   * first, makes the write fail with `CONFLICT`, its own chunks deleted.
    */
   expect?: 'absent' | { version: string };
   onProgress?: (progress: PutProgress) => void;
@@ -91,6 +92,12 @@ export interface PutResult {
   manifest?: ManifestSummary;
   /** Whether an item was replaced. */
   replaced: boolean;
+  /**
+   * Last writer wins only: another writer's commit replaced this write's right
+   * after it (or raced it after this write's commit answer was lost). The write
+   * succeeded, as a PutItem overwritten at once does; its chunks were deleted.
+   */
+  superseded: boolean;
   /** Exact bytes of the items written (`putStream`: the payload's bytes). */
   bytesWritten: number;
   /** Write capacity units the plan costs. */

@@ -185,7 +185,22 @@ export interface SplitOptions extends TableOptions, InputOptions {
    * `"any"`: no condition (a replaced version's chunks are left to garbage collection).
    */
   expect?: 'absent' | 'any' | DynamoItemInput;
-  /** `"auto"` (default): one transaction when it fits, else batches then a commit. */
+  /**
+   * How the commit treats a writer that committed since the parent was read.
+   * `"conditional"` (default): the commit is conditional on `expect`.
+   * `"overwrite"`: last writer wins, as PutItem does: a single item's `putItem`
+   * is unconditional with `ReturnValues: "ALL_OLD"`, and a batch write gets
+   * `requests.overwrite` (see {@link WriteRequests}); a transaction stays
+   * conditional on `expect` (it cannot return what it replaced).
+   */
+  commit?: 'conditional' | 'overwrite';
+  /**
+   * `"batch"` (default): batches, then a commit; half the write units of a
+   * transaction, which bills every write twice, and readers see the old item
+   * or the new one all the same (a crash leaves orphan chunks for gc).
+   * `"atomic"`: one transaction. `"auto"`: one transaction when it fits, else
+   * batches.
+   */
   mode?: 'auto' | 'atomic' | 'batch';
   /** The write's version id (a ULID); default: a fresh one from the clock and `crypto.getRandomValues`. */
   version?: string;
@@ -198,6 +213,8 @@ export interface PutItemInput {
   ConditionExpression?: string;
   ExpressionAttributeNames?: Record<string, string>;
   ExpressionAttributeValues?: DynamoItem;
+  /** `"ALL_OLD"` on a last-writer-wins commit: its answer returns the item it replaced. */
+  ReturnValues?: 'ALL_OLD';
 }
 
 /** `DeleteItemInput` of `@aws-sdk/client-dynamodb`. */
@@ -248,7 +265,15 @@ export interface WriteRequests {
   transactWriteItems?: TransactWriteItemsInput;
   /** Batch mode: the chunk puts. */
   batchWriteItems?: BatchWriteItemInput[];
-  /** Batch mode: the commit point, a conditional PutItem of the parent. */
+  /**
+   * Batch mode, `commit: "overwrite"`: the commit point, an unconditional
+   * PutItem of the parent returning the item it replaced (`Attributes`), whose
+   * chunks are then to be deleted. Resend it only after throttling; after an
+   * ambiguous failure (5xx, lost connection) send `commit` instead, never this
+   * again: a late copy could point the parent at chunks a later writer deleted.
+   */
+  overwrite?: PutItemInput;
+  /** Batch mode: the commit point conditional on `expect` (the fallback of `overwrite`). */
   commit?: PutItemInput;
   /** Batch mode: deletes of this write's chunks, for a lost race. */
   abort?: BatchWriteItemInput[];

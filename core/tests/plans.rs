@@ -148,7 +148,8 @@ proptest! {
                 prop_assert_eq!(seen.len(), n + 1);
                 prop_assert_eq!(plan.write_units(), units);
             }
-            WriteSteps::Batch { chunks, commit, abort } => {
+            WriteSteps::Batch { chunks, overwrite, commit, abort } => {
+                prop_assert!(overwrite.is_none(), "plan_write locks: no unconditional commit");
                 prop_assert!(mode == WriteMode::Batch || !fits);
                 check_batches(chunks)?;
                 check_batches(abort)?;

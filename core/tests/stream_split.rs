@@ -179,6 +179,7 @@ fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
     let plan = plan_streamed_commit(&split, &target, &replaced).unwrap();
     let dynaslice_core::WriteSteps::Batch {
         chunks: to_write,
+        overwrite: None,
         commit,
         abort,
     } = &plan.steps

@@ -1,7 +1,8 @@
 //! dynaslice-host: stores DynamoDB items of any size. It executes
 //! `dynaslice-core`'s plans with `aws-sdk-dynamodb` on tokio: the commit
-//! protocol of `docs/FORMAT.md` (chunks first, then one conditional write of
-//! the parent as the only commit point), batch leftovers and throttling
+//! protocol of `docs/FORMAT.md` (chunks first, then one write of the parent
+//! as the only commit point: last writer wins by default, optimistic locking
+//! with [`PutOptions::precondition`]), batch leftovers and throttling
 //! retried with bounded exponential backoff and full jitter, consistent
 //! reads checked byte for byte, and `gc` for what crashed writers leave.
 //!
@@ -38,6 +39,7 @@
 mod chunk_window;
 mod client;
 mod clock;
+mod commit;
 mod cpu;
 mod delete;
 #[cfg(feature = "embedded")]

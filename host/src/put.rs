@@ -1,25 +1,25 @@
 //! Writing virtual items: the commit protocol of `docs/FORMAT.md` §9.
-//! Core plans; this module sends, decides what a failed condition means,
-//! aborts a lost race and cleans up after a commit.
+//! Core plans; this module reads what is stored, sends the chunks, hands the
+//! commit to [`crate::commit`] and cleans up after it.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use aws_sdk_dynamodb::Client;
-use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
 use dynaslice_core::plan::{
-    BatchWrite, Expect, Put, WriteKind, WriteMode, WritePlan, WriteSteps, pack_batch_writes_by,
-    parent_get, plan_write,
+    BatchWrite, Commit, Expect, Precondition, WriteKind, WriteMode, WritePlan, WriteSteps,
+    pack_batch_writes_by, parent_get, plan_write_as,
 };
 use dynaslice_core::{
     CodecChoice, DEFAULT_PARENT_BUDGET, Item, Manifest, SplitItem, SplitOptions, VersionId,
     item_size, split_item,
 };
 
+use crate::commit::{BatchCommit, commit_atomic, commit_batch, commit_single};
 use crate::error::HostError;
 use crate::json::{item_to_json, key_text, manifest_to_json};
 use crate::progress::Progress;
 use crate::retry::RetryPolicy;
-use crate::send::{DEFAULT_CONCURRENCY, Sender, Written};
+use crate::send::{DEFAULT_CONCURRENCY, Sender};
 use crate::table::TableConfig;
 
 /// How to write.
@@ -27,7 +27,8 @@ use crate::table::TableConfig;
 pub struct PutOptions {
     /// The codec (default: `auto`, the core's policy).
     pub compression: CodecChoice,
-    /// Atomic (one transaction), batch, or atomic when it fits (default).
+    /// Batch (the default: half the write units of a transaction), atomic
+    /// (one transaction), or atomic when it fits.
     pub mode: WriteMode,
     /// Attributes are spilled, largest first, until the parent is this small.
     pub parent_budget: usize,
@@ -43,19 +44,25 @@ pub struct PutOptions {
     /// Chunks per BatchWriteItem (1..=25): smaller batches keep more requests
     /// in flight for one item.
     pub batch_items: usize,
+    /// What the stored item must be for the write to go in (optimistic
+    /// locking: a failed precondition, or a concurrent writer committing
+    /// first, is [`HostError::Conflict`]). `None` (the default): last
+    /// writer wins, as PutItem does.
+    pub precondition: Option<Precondition>,
 }
 
 impl Default for PutOptions {
     fn default() -> Self {
         Self {
             compression: CodecChoice::Auto,
-            mode: WriteMode::Auto,
+            mode: WriteMode::Batch,
             parent_budget: DEFAULT_PARENT_BUDGET,
             keep: Vec::new(),
             max_item_bytes: dynaslice_core::DEFAULT_MAX_RAW_BYTES,
             retry: RetryPolicy::default(),
             concurrency: DEFAULT_CONCURRENCY,
             batch_items: 5,
+            precondition: None,
         }
     }
 }
@@ -63,6 +70,15 @@ impl Default for PutOptions {
 impl PutOptions {
     pub(crate) fn sender<'a>(&self, client: &'a Client) -> Sender<'a> {
         Sender::new(client, self.retry, self.concurrency)
+    }
+
+    /// How the commit treats a concurrent writer: optimistic locking when
+    /// there is a precondition, last writer wins otherwise.
+    pub fn commit(&self) -> Commit {
+        match self.precondition {
+            Some(_) => Commit::IfExpected,
+            None => Commit::Overwrite,
+        }
     }
 
     /// Core's split options for a write to `table` as `version`.
@@ -85,8 +101,15 @@ pub struct PutOutcome {
     pub mode: WriteKind,
     /// The new version, when the item was split.
     pub manifest: Option<Manifest>,
-    /// The version it replaced, if it replaced a virtual item.
+    /// The version it replaced, if it replaced a virtual item and the
+    /// commit's answer said which (after an ambiguous failure it may not
+    /// know: the replaced version's chunks are then left to `gc`).
     pub replaced: Option<VersionId>,
+    /// Another writer's commit replaced this write's right after it (or
+    /// raced it after a failure left this write's own commit in doubt):
+    /// the write succeeded, as a PutItem overwritten at once does, and
+    /// its chunks were deleted. Only under last writer wins.
+    pub superseded: bool,
     /// Bytes of the parent and chunk items written.
     pub bytes_written: u64,
     /// Write capacity units the plan costs (before cleanup).
@@ -108,6 +131,7 @@ impl PutOutcome {
             "mode": self.mode.name(),
             "manifest": self.manifest.as_ref().map(manifest_to_json),
             "replaced": self.replaced.map(|v| v.to_text()),
+            "superseded": self.superseded,
             "bytesWritten": self.bytes_written,
             "writeUnits": self.planned_write_units,
             "consumedWriteUnits": self.consumed_write_units,
@@ -128,8 +152,11 @@ pub fn fresh_version() -> VersionId {
 }
 
 /// Writes `item` to `table`: validates and splits it, reads the stored
-/// parent, and commits conditionally on that same parent still being there.
-/// A concurrent writer that committed first makes this return
+/// parent, writes the chunks and commits the parent. By default the last
+/// writer wins, as with PutItem, and the replaced version's chunks are
+/// deleted. With [`PutOptions::precondition`] the commit is conditional
+/// on the parent read: a stored item that fails the precondition, or a
+/// concurrent writer that committed first, makes this return
 /// [`HostError::Conflict`], with this write's chunks deleted.
 pub async fn put(
     client: &Client,
@@ -143,6 +170,7 @@ pub async fn put(
     let mut split = crate::cpu::heavy(|| split_item(item, &split_options))?;
     let sender = options.sender(client);
     let expect = read_expect(&sender, table, &split.parent, options.max_item_bytes).await?;
+    check_precondition(table, &split.parent, &expect, options)?;
     // The parent read's answer carries the store's time: a version this
     // machine's clock stamped far from it is stamped again (rare, and only
     // for a machine whose clock is off).
@@ -150,7 +178,13 @@ pub async fn put(
         let split_options = options.split_options(table, version);
         split = crate::cpu::heavy(|| split_item(item, &split_options))?;
     }
-    let plan = plan_write(&split, &table.target(), &expect, options.mode)?;
+    let plan = plan_write_as(
+        &split,
+        &table.target(),
+        &expect,
+        options.mode,
+        options.commit(),
+    )?;
     execute(&sender, table, plan, &split, &expect, options, progress).await
 }
 
@@ -177,6 +211,22 @@ pub(crate) fn replaced(expect: &Expect) -> Option<VersionId> {
     }
 }
 
+/// Refuses, before anything is written, a write whose precondition the
+/// stored parent already fails.
+pub(crate) fn check_precondition(
+    table: &TableConfig,
+    parent: &Item,
+    expect: &Expect,
+    options: &PutOptions,
+) -> Result<(), HostError> {
+    match &options.precondition {
+        Some(precondition) if !precondition.holds(expect) => Err(HostError::Conflict {
+            key: key_text(&table.key, parent),
+        }),
+        _ => Ok(()),
+    }
+}
+
 /// Runs a planned write.
 pub(crate) async fn execute(
     sender: &Sender<'_>,
@@ -191,33 +241,19 @@ pub(crate) async fn execute(
         (item_size(&split.parent) + split.chunks.iter().map(item_size).sum::<usize>()) as u64;
     let planned_write_units = plan.write_units();
     progress.start(bytes_written);
-    let mode = match plan.steps {
-        WriteSteps::Single(put) => {
-            if sender.put(put).await? == Written::ConditionFailed
-                && !committed(sender, table, split).await?
-            {
-                return Err(HostError::Conflict {
-                    key: key_text(&table.key, &split.parent),
-                });
-            }
-            WriteKind::Single
-        }
-        WriteSteps::Atomic(transaction) => {
-            let token = split
-                .manifest
-                .as_ref()
-                .map_or_else(|| fresh_version().to_text(), |m| m.version.to_text());
-            if sender.transact(transaction, &token).await? == Written::ConditionFailed
-                && !committed(sender, table, split).await?
-            {
-                return Err(HostError::Conflict {
-                    key: key_text(&table.key, &split.parent),
-                });
-            }
-            WriteKind::Atomic
-        }
+    let WritePlan { steps, cleanup } = plan;
+    let (mode, committed) = match steps {
+        WriteSteps::Single(put) => (
+            WriteKind::Single,
+            commit_single(sender, table, split, put, expect, cleanup, options).await?,
+        ),
+        WriteSteps::Atomic(transaction) => (
+            WriteKind::Atomic,
+            commit_atomic(sender, table, split, transaction, expect, cleanup, options).await?,
+        ),
         WriteSteps::Batch {
             chunks,
+            overwrite,
             commit,
             abort,
         } => {
@@ -228,8 +264,16 @@ pub(crate) async fn execute(
                 let _ = sender.batch_writes(abort, &()).await;
                 return Err(e);
             }
-            commit_batch(sender, table, split, commit, abort).await?;
-            WriteKind::Batch
+            let steps = BatchCommit {
+                overwrite,
+                commit,
+                abort,
+                cleanup,
+            };
+            (
+                WriteKind::Batch,
+                commit_batch(sender, table, split, steps, expect, options).await?,
+            )
         }
     };
     // Batches reported their chunks as they went; the rest arrives at once.
@@ -237,68 +281,17 @@ pub(crate) async fn execute(
         WriteKind::Batch => item_size(&split.parent) as u64,
         WriteKind::Single | WriteKind::Atomic => bytes_written,
     });
-    let cleanup_left = clean_up(sender, plan.cleanup).await;
+    let cleanup_left = clean_up(sender, committed.cleanup).await;
     Ok(PutOutcome {
         mode,
         manifest: split.manifest.clone(),
-        replaced: replaced(expect),
+        replaced: committed.replaced,
+        superseded: committed.superseded,
         bytes_written,
         planned_write_units,
         cleanup_left,
         consumed_write_units: sender.consumed.write_units(),
         consumed_read_units: sender.consumed.read_units(),
-    })
-}
-
-/// The commit point of a batch write. A failed condition is a lost race
-/// unless the stored parent carries this write's version (an earlier
-/// attempt of the commit was applied unseen): only a lost race aborts. A
-/// commit whose outcome stays unknown (retries ran out) is not aborted,
-/// since it may still be applied; its chunks are left for `gc`.
-pub(crate) async fn commit_batch(
-    sender: &Sender<'_>,
-    table: &TableConfig,
-    split: &SplitItem,
-    commit: Put,
-    abort: Vec<BatchWrite>,
-) -> Result<(), HostError> {
-    match sender.put(commit).await {
-        Ok(Written::Yes) => Ok(()),
-        Ok(Written::ConditionFailed) => {
-            if committed(sender, table, split).await? {
-                return Ok(());
-            }
-            let _ = sender.batch_writes(abort, &()).await;
-            Err(HostError::Conflict {
-                key: key_text(&table.key, &split.parent),
-            })
-        }
-        Err(e) => match committed(sender, table, split).await {
-            Ok(true) => Ok(()),
-            _ => Err(e),
-        },
-    }
-}
-
-/// True when the stored parent is this write's: it carries this write's
-/// version, or (an unsplit item) it equals the item written.
-async fn committed(
-    sender: &Sender<'_>,
-    table: &TableConfig,
-    split: &SplitItem,
-) -> Result<bool, HostError> {
-    let stored = sender
-        .get(parent_get(&table.target(), &split.parent))
-        .await?;
-    let Some(stored) = stored else {
-        return Ok(false);
-    };
-    Ok(match &split.manifest {
-        Some(ours) => stored
-            .get(MANIFEST_ATTRIBUTE)
-            .and_then(|m| Manifest::from_value(m).ok())
-            .is_some_and(|m| m.version == ours.version),
-        None => stored == split.parent,
     })
 }
 

@@ -53,7 +53,7 @@ impl RetryPolicy {
 
     /// The attempts allowed in all when the last one failed with `error`.
     fn attempts_after<E: ProvideErrorMetadata>(&self, error: &SdkError<E, HttpResponse>) -> u32 {
-        let limit = if is_throttle(error) {
+        let limit = if is_throttled(error) {
             self.max_throttled_attempts.max(self.max_attempts)
         } else {
             self.max_attempts
@@ -110,23 +110,36 @@ const TRANSIENT_CODES: &[&str] = &[
     "TransactionInProgressException",
 ];
 
-/// DynamoDB error codes that mean "over the table's or a partition's rate".
-const THROTTLE_CODES: &[&str] = &[
+/// DynamoDB error codes of a request refused before it was carried out
+/// (throttling): a resend cannot apply it twice.
+const THROTTLING_CODES: &[&str] = &[
     "ProvisionedThroughputExceededException",
     "ThrottlingException",
     "RequestLimitExceeded",
 ];
 
-/// True when the service refused the request for throughput.
-pub(crate) fn is_throttle<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResponse>) -> bool {
-    matches!(error, SdkError::ServiceError(service)
-        if service.err().code().is_some_and(|c| THROTTLE_CODES.contains(&c)))
+/// True when DynamoDB answered that it throttled the request (over a
+/// table's or a partition's rate): it was not carried out. These get
+/// `max_throttled_attempts`, and the pace of requests in flight halves on
+/// them. Only these errors may resend a last-writer-wins commit;
+/// every other transient failure (a 500, a lost connection, a timeout) may
+/// come after the write was applied.
+pub(crate) fn is_throttled<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResponse>) -> bool {
+    match error {
+        SdkError::ServiceError(service) => service
+            .err()
+            .code()
+            .is_some_and(|c| THROTTLING_CODES.contains(&c)),
+        _ => false,
+    }
 }
 
 /// True for throttling, server errors and transport failures: the request
 /// may be sent again unchanged. (A write that may have been applied is
-/// still safe to resend: chunk puts are idempotent, and a commit's
-/// condition failing on a resend is resolved by re-reading the parent.)
+/// still safe to resend when it is idempotent or conditional: chunk puts
+/// are, and a commit's condition failing on a resend is resolved by
+/// re-reading the parent. An unconditional commit is neither: see
+/// [`is_throttled`].)
 pub(crate) fn is_transient<E: ProvideErrorMetadata>(error: &SdkError<E, HttpResponse>) -> bool {
     match error {
         SdkError::TimeoutError(_) | SdkError::DispatchFailure(_) | SdkError::ResponseError(_) => {

@@ -21,7 +21,7 @@ use crate::clock::StoreClock;
 use crate::error::HostError;
 use crate::pace::{Answer, Pace};
 use crate::progress::Progress;
-use crate::retry::{RetryPolicy, is_throttle, is_transient};
+use crate::retry::{RetryPolicy, is_throttled, is_transient};
 use crate::sdk_value::{SdkItem, item_from_sdk, item_to_sdk, to_sdk};
 
 /// The client, the retry policy, how many batch requests fly at once (a
@@ -98,6 +98,24 @@ pub(crate) enum Written {
     /// Its condition did not hold (maybe because an earlier attempt of the
     /// same request was applied unseen: the caller re-reads to tell).
     ConditionFailed,
+}
+
+/// Which failures of an unconditional write may be resent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resend {
+    /// Every transient failure: the write is harmless to apply twice.
+    Transient,
+    /// Only failures that prove it was not applied (throttling).
+    OnlyUnapplied,
+}
+
+/// A write that failed: whether it may have been applied all the same
+/// (a 500 or a lost connection after the server carried it out), or
+/// surely was not (throttled, refused as invalid).
+#[derive(Debug)]
+pub(crate) struct Unsent {
+    pub maybe_applied: bool,
+    pub error: HostError,
 }
 
 fn condition_parts(
@@ -189,6 +207,54 @@ impl Sender<'_> {
         self.conditional("PutItem", output, attempts, |e| {
             e.is_conditional_check_failed_exception()
         })
+    }
+
+    /// An unconditional PutItem that returns the item it replaced
+    /// (`ReturnValues: ALL_OLD`). `Resend::OnlyUnapplied` resends it only
+    /// after throttling: a resend of a write that may have been applied
+    /// could land after a later writer's commit. On failure, says whether
+    /// it may have been applied.
+    pub async fn put_returning_old(
+        &self,
+        put: Put,
+        resend: Resend,
+    ) -> Result<Option<Item>, Unsent> {
+        let item = item_to_sdk(put.item);
+        let (result, attempts) = self
+            .retry
+            .run_if(
+                |e| match resend {
+                    Resend::Transient => is_transient(e),
+                    Resend::OnlyUnapplied => is_throttled(e),
+                },
+                || {
+                    self.client
+                        .put_item()
+                        .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
+                        .return_values(sdk::ReturnValue::AllOld)
+                        .table_name(&put.table)
+                        .set_item(Some(item.clone()))
+                        .send()
+                },
+            )
+            .await;
+        match result {
+            Ok(output) => {
+                self.consumed.write(output.consumed_capacity.as_ref());
+                match output.attributes {
+                    None => Ok(None),
+                    Some(old) => item_from_sdk(old).map(Some).ok_or_else(|| Unsent {
+                        // Applied: only its answer is beyond understanding.
+                        maybe_applied: true,
+                        error: HostError::unknown_type("PutItem"),
+                    }),
+                }
+            }
+            Err(e) => Err(Unsent {
+                maybe_applied: is_transient(&e) && !is_throttled(&e),
+                error: HostError::dynamo("PutItem", e, attempts),
+            }),
+        }
     }
 
     /// A DeleteItem, conditional when the plan says so.
@@ -434,7 +500,7 @@ fn answer<T, E: ProvideErrorMetadata>(
     match result {
         Ok(output) if partial(output) => Answer::Throttled,
         Ok(_) => Answer::Clean,
-        Err(e) if is_throttle(e) => Answer::Throttled,
+        Err(e) if is_throttled(e) => Answer::Throttled,
         Err(_) => Answer::Other,
     }
 }

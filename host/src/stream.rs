@@ -6,7 +6,7 @@ use aws_sdk_dynamodb::Client;
 use dynaslice_core::codec::choose_compression;
 use dynaslice_core::layout::chunk_key;
 use dynaslice_core::plan::{
-    WriteKind, WriteMode, WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit,
+    WriteKind, WriteMode, WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit_as,
 };
 use dynaslice_core::write_units;
 use dynaslice_core::{Codec, CodecChoice, Compression, Item, SplitError, StreamSplit, item_size};
@@ -14,9 +14,10 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use crate::commit::{BatchCommit, commit_batch};
 use crate::error::HostError;
 use crate::progress::Progress;
-use crate::put::{PutOptions, PutOutcome, clean_up, commit_batch, read_expect, replaced};
+use crate::put::{PutOptions, PutOutcome, check_precondition, clean_up, read_expect};
 use crate::send::Sender;
 use crate::table::TableConfig;
 
@@ -50,7 +51,8 @@ async fn read_full<R: AsyncRead + Unpin>(reader: &mut R, buf: &mut [u8]) -> std:
 }
 
 /// Writes the item `parent` with one more binary attribute `attribute`
-/// holding the `len` bytes `reader` yields. Commits like [`crate::put()`];
+/// holding the `len` bytes `reader` yields. Commits like [`crate::put()`]
+/// (last writer wins unless [`PutOptions::precondition`] says otherwise);
 /// a reader that fails or yields a different length aborts the write
 /// (its chunks are deleted) and leaves the stored item as it was. Streams
 /// are written in batch mode (atomic mode refuses with `OPTIONS_INVALID`).
@@ -77,6 +79,7 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
     let sender = options.sender(client);
     // The parent read's answer carries the store's time, for the version.
     let expect = read_expect(&sender, table, &parent, options.max_item_bytes).await?;
+    check_precondition(table, &parent, &expect, options)?;
     let split_options = options.split_options(table, sender.clock.fresh_version()?);
     let mut piece = vec![0; READ_BYTES];
     let first = read_full(&mut reader, &mut piece)
@@ -131,18 +134,31 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
             return Err(e);
         }
     };
-    let plan = plan_streamed_commit(&split, &table.target(), &expect)?;
-    let WriteSteps::Batch { commit, abort, .. } = plan.steps else {
+    let plan = plan_streamed_commit_as(&split, &table.target(), &expect, options.commit())?;
+    let WriteSteps::Batch {
+        overwrite,
+        commit,
+        abort,
+        ..
+    } = plan.steps
+    else {
         return Err(HostError::Internal(
             "a streamed write plans one commit".into(),
         ));
     };
-    commit_batch(&sender, table, &split, commit, abort).await?;
-    let cleanup_left = clean_up(&sender, plan.cleanup).await;
+    let steps = BatchCommit {
+        overwrite,
+        commit,
+        abort,
+        cleanup: plan.cleanup,
+    };
+    let committed = commit_batch(&sender, table, &split, steps, &expect, options).await?;
+    let cleanup_left = clean_up(&sender, committed.cleanup).await;
     Ok(PutOutcome {
         mode: WriteKind::Batch,
         manifest: split.manifest.clone(),
-        replaced: replaced(&expect),
+        replaced: committed.replaced,
+        superseded: committed.superseded,
         bytes_written: (item_size(&split.parent) + uploads.written) as u64,
         planned_write_units: uploads.units + write_units(item_size(&split.parent), false),
         cleanup_left,

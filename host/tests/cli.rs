@@ -238,6 +238,171 @@ fn every_command_against_a_server() {
     assert_eq!(dynaslice(&["put", "--table"]).code, 2);
 }
 
+/// `put` overwrites a stored item by default (last writer wins, the
+/// replaced version reported and its chunks deleted); `--if-absent` and
+/// `--if-version` refuse with CONFLICT when the stored item is not what
+/// they name, and write when it is.
+#[test]
+fn put_overwrites_by_default_and_locks_with_if_flags() {
+    let endpoint = common::endpoint();
+    let dir = tempdir("ifflags");
+    let table = common::table_name("ifflags");
+    let at = |rest: &[&str]| -> Vec<String> {
+        let mut args = vec!["--endpoint".to_string(), endpoint.to_string()];
+        args.extend(rest.iter().map(|s| s.to_string()));
+        args
+    };
+    let run = |rest: &[&str]| ok(&at(rest).iter().map(String::as_str).collect::<Vec<_>>());
+    let fail = |rest: &[&str], code: &str| {
+        fails(
+            &at(rest).iter().map(String::as_str).collect::<Vec<_>>(),
+            code,
+        )
+    };
+    run(&[
+        "tables",
+        "create",
+        "--table",
+        &table,
+        "--partition-key",
+        "id",
+    ]);
+    let first = dir.join("first.bin");
+    std::fs::write(&first, common::noise(11, 1_500_000)).unwrap();
+    let second = dir.join("second.bin");
+    let second_bytes = common::noise(12, 900_000);
+    std::fs::write(&second, &second_bytes).unwrap();
+    let put = |file: &Path, extra: &[&str]| -> Vec<String> {
+        let mut args: Vec<String> = ["put", "-t", &table, "-k", "id=f"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        args.extend(["--file".to_string(), file.to_str().unwrap().to_string()]);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        args
+    };
+
+    // --if-absent on a new key writes; on a stored one it is a conflict.
+    let created = json(&run(&put(&first, &["--if-absent", "--output", "json"])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()));
+    assert_eq!(created["mode"], "batch", "batch is the default: {created}");
+    assert_eq!(created["replaced"], serde_json::Value::Null);
+    assert_eq!(created["superseded"], false);
+    let v1 = created["manifest"]["version"].as_str().unwrap().to_string();
+    let refused = fail(
+        &put(&second, &["--if-absent"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        "CONFLICT",
+    );
+    assert!(refused.stderr.contains("id=f"), "{}", refused.stderr);
+
+    // The default overwrites what is stored and names what it replaced.
+    let overwritten = json(&run(&put(&second, &["--output", "json"])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()));
+    assert_eq!(overwritten["replaced"], v1.as_str(), "{overwritten}");
+    let v2 = overwritten["manifest"]["version"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_ne!(v1, v2);
+
+    // --if-version: a stale version is a conflict, the stored one writes.
+    fail(
+        &put(&first, &["--if-version", &v1])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        "CONFLICT",
+    );
+    fail(
+        &put(&first, &["--if-version", "not-a-version"])
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>(),
+        "INPUT_INVALID",
+    );
+    let back = dir.join("back.bin");
+    run(&[
+        "get",
+        "-t",
+        &table,
+        "-k",
+        "id=f",
+        "--out",
+        back.to_str().unwrap(),
+    ]);
+    assert!(
+        std::fs::read(&back).unwrap() == second_bytes,
+        "a refused put changed the stored item"
+    );
+    let locked = json(&run(&put(
+        &first,
+        &["--if-version", &v2, "--output", "json"],
+    )
+    .iter()
+    .map(String::as_str)
+    .collect::<Vec<_>>()));
+    assert_eq!(locked["replaced"], v2.as_str(), "{locked}");
+    // Replaced versions' chunks were deleted: nothing is left for gc.
+    let gc = json(&run(&[
+        "gc",
+        "-t",
+        &table,
+        "--grace",
+        "0s",
+        "--dry-run",
+        "--json",
+    ]));
+    assert_eq!(gc["deleted"], 0, "no unreferenced chunks: {gc}");
+    assert_eq!(gc["chunks"], gc["referenced"], "{gc}");
+
+    // A small item is one unconditional PutItem replacing the virtual one.
+    let doc = r#"{"title": {"S": "small now"}}"#;
+    let small = json(&run(&[
+        "put", "-t", &table, "-k", "id=f", "--json", doc, "--output", "json",
+    ]));
+    assert_eq!(small["mode"], "single");
+    assert_eq!(
+        small["replaced"], locked["manifest"]["version"],
+        "the returned old parent names the version: {small}"
+    );
+    let gc = json(&run(&[
+        "gc",
+        "-t",
+        &table,
+        "--grace",
+        "0s",
+        "--dry-run",
+        "--json",
+    ]));
+    assert_eq!(gc["chunks"], 0, "its chunks were deleted: {gc}");
+    // The two flags exclude each other (a usage error).
+    let both = dynaslice(
+        &at(&[
+            "put",
+            "-t",
+            &table,
+            "-k",
+            "id=f",
+            "--json",
+            doc,
+            "--if-absent",
+            "--if-version",
+            &v2,
+        ])
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>(),
+    );
+    assert_eq!(both.code, 2, "{}", both.stderr);
+}
+
 #[test]
 fn the_embedded_store_persists_between_runs() {
     let dir = tempdir("embedded");

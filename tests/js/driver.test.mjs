@@ -111,9 +111,10 @@ describe('expect', () => {
 });
 
 describe('concurrency', () => {
-  for (const mode of ['batch', 'auto']) {
-    test(`${mode}: 5 writers of one key each succeed or get CONFLICT; readers never see a torn item; no chunk is left over`, async () => {
+  for (const mode of ['batch', 'atomic', 'auto']) {
+    test(`${mode}, last writer wins: 5 writers of one key all succeed; readers never see a torn item; only the survivor's chunks remain`, async () => {
       const pk = `race#${mode}`;
+      // 500 KB to 2.5 MB: every one fits a transaction; the first is one small item.
       const versions = Array.from({ length: 5 }, (_, i) => blob(pk, (1 + i) * 500 * KB, { writer: { N: String(i) } }));
       await putItem(client, blob(pk, 1 * KB), DOCS);
       const written = new Map(versions.map((v) => [v.writer.N, v]));
@@ -130,18 +131,50 @@ describe('concurrency', () => {
       const results = await Promise.allSettled(versions.map((v) => putItem(client, v, { ...DOCS, mode })));
       writing = false;
       await reader;
-      for (const r of results) if (r.status === 'rejected') assert.equal(r.reason.code, 'CONFLICT', r.reason.stack);
-      const won = results.filter((r) => r.status === 'fulfilled').map((r) => r.value);
-      assert.ok(won.length >= 1, 'at least one writer committed');
+      for (const r of results) assert.equal(r.status, 'fulfilled', r.reason?.stack);
+      const won = results.map((r) => r.value);
+      assert.ok(won.every((w) => w.mode === (mode === 'batch' ? 'batch' : 'atomic')), won.map((w) => w.mode).join());
+      assert.ok(won.every((w) => w.superseded === false && w.replaced === true), 'no fault, nothing superseded');
       const { item, version } = await getItem(client, { pk: { S: pk } }, DOCS);
       const winner = won.find((w) => w.version === version);
       assert.ok(winner, 'the stored version is one a writer reported committing');
       assert.ok(same(item.data.B, written.get(item.writer.N).data.B));
       assert.ok(reads > 0);
-      // Losers deleted their chunks; winners replaced by a later winner had theirs cleaned up.
+      // Each replaced version's chunks were deleted by the write that replaced it.
       const chunks = await chunksOf(pk);
       assert.equal(chunks.length, winner.manifest.chunkCount, 'only the stored version\'s chunks remain');
       assert.ok(chunks.every((c) => c.pk.S.includes(`#${version}#`)));
+    });
+  }
+
+  for (const mode of ['batch', 'atomic']) {
+    test(`${mode}, expect { version }: 4 writers incrementing a counter lose no increment; losers get CONFLICT and keep nothing`, async () => {
+      const pk = `counter#${mode}`;
+      // Over 400 KB: split, so each stored count has a version to expect.
+      const counter = (n) => blob(pk, 450 * KB + n * 37 * KB, { count: { N: String(n) } });
+      const increments = 3;
+      let conflicts = 0;
+      const writer = async () => {
+        for (let made = 0; made < increments; ) {
+          const { item, version } = await getItem(client, { pk: { S: pk } }, DOCS);
+          const count = item === undefined ? 0 : Number(item.count.N);
+          const expect = item === undefined ? 'absent' : { version };
+          try {
+            const put = await putItem(client, counter(count + 1), { ...DOCS, mode, expect });
+            assert.equal(put.superseded, false);
+            made += 1;
+          } catch (error) {
+            if (error?.code !== 'CONFLICT') throw error;
+            conflicts += 1;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: 4 }, writer));
+      const { item, version } = await getItem(client, { pk: { S: pk } }, DOCS);
+      assert.equal(Number(item.count.N), 4 * increments, 'every successful write incremented the count it read');
+      assert.ok(conflicts > 0, 'the writers raced');
+      const chunks = await chunksOf(pk);
+      assert.ok(chunks.length > 0 && chunks.every((c) => c.pk.S.includes(`#${version}#`)), 'losers deleted their chunks');
     });
   }
 });

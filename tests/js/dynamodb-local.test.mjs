@@ -4,7 +4,8 @@
 // 1. Items of 1 KB to 30 MB, written and read back with the package's driver
 //    (dynaslice/dynamodb putItem, getItem), in both layouts and both
 //    formats; overwrites leave only the new version's chunks; batch and atomic
-//    modes; the commit protocol under a lost race and an ambiguous commit.
+//    modes; the commit protocol under a race (last writer wins, and
+//    `expect`'s CONFLICT) and an ambiguous commit.
 // 2. Every case of tests/vectors/sizes.json, put to DynamoDB Local: the server
 //    accepts an item exactly when validateItem finds nothing. Where the server
 //    disagrees with a vector, KNOWN_DISAGREEMENTS below records what was
@@ -32,7 +33,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { itemSize, split, validateItem } from 'dynaslice';
-import { getItem, putItem } from 'dynaslice/dynamodb';
+import { gc, getItem, putItem } from 'dynaslice/dynamodb';
 import { allLoopback, startDynamoDBLocal } from './support/dynamodb-local.mjs';
 import { orderHistory } from './support/documents.mjs';
 import { expandItem, keyOption, loadVectors } from './support/vectors.mjs';
@@ -312,17 +313,17 @@ describe('DynamoDB Local', () => {
 describe('dynaslice/dynamodb against DynamoDB Local', () => {
   // [name, layout, format, key, make(key) -> plain item, expected mode]. Random
   // bytes do not compress, so their mode is known: over 409,600 bytes they need
-  // chunks, up to 4 MB a transaction, beyond it batches. A document's mode
-  // depends on how well it compresses (30 MB of these orders fit one
-  // transaction); the test reports it without asserting it.
+  // chunks, written in batch mode (the default). A document's mode depends on
+  // how well it compresses (one item, or chunks); the test reports it without
+  // asserting it.
   const cases = [
     ['1 KB order history, chunk table, plain', DOCS, 'plain', { pk: 'doc#1KB' }, (k) => orderHistory(k, 1 * KB, 1), 'single'],
     ['400 KB order history, chunk table, plain', DOCS, 'plain', { pk: 'doc#400KB' }, (k) => orderHistory(k, 400 * KB, 2), undefined],
-    ['400 KB random binary, chunk table, dynamodb', DOCS, 'dynamodb', { pk: 'blob\\400KB' }, (k) => randomBlob(k, 400 * KB), 'atomic'],
+    ['400 KB random binary, chunk table, dynamodb', DOCS, 'dynamodb', { pk: 'blob\\400KB' }, (k) => randomBlob(k, 400 * KB), 'batch'],
     ['5 MB random binary, chunk table, plain', DOCS, 'plain', { pk: 'blob#5MB' }, (k) => randomBlob(k, 5 * MB), 'batch'],
     ['30 MB order history, chunk table, dynamodb', DOCS, 'dynamodb', { pk: 'doc#30MB' }, (k) => orderHistory(k, 30 * MB, 3), undefined],
     ['1 KB order history, collection, dynamodb', APP, 'dynamodb', { pk: 'tenant#1', sk: 'doc#1KB' }, (k) => orderHistory(k, 1 * KB, 4), 'single'],
-    ['400 KB random binary, collection, plain', APP, 'plain', { pk: 'tenant#1', sk: 'blob\\#400KB' }, (k) => randomBlob(k, 400 * KB), 'atomic'],
+    ['400 KB random binary, collection, plain', APP, 'plain', { pk: 'tenant#1', sk: 'blob\\#400KB' }, (k) => randomBlob(k, 400 * KB), 'batch'],
     ['5 MB order history, collection, plain', APP, 'plain', { pk: 'tenant#1', sk: 'doc#5MB' }, (k) => orderHistory(k, 5 * MB, 5), undefined],
     ['30 MB random binary, collection, dynamodb', APP, 'dynamodb', { pk: 'tenant#2', sk: 'blob#30MB' }, (k) => randomBlob(k, 30 * MB), 'batch'],
     [
@@ -331,7 +332,7 @@ describe('dynaslice/dynamodb against DynamoDB Local', () => {
       'dynamodb',
       { pk: 'tenant#2', sk: 'mixed#5MB' },
       (k) => ({ ...orderHistory(k, 2 * MB, 6), attachment: new Uint8Array(randomBytes(3 * MB)) }),
-      'atomic',
+      'batch',
     ],
   ];
 
@@ -393,11 +394,12 @@ describe('dynaslice/dynamodb against DynamoDB Local', () => {
     assert.deepStrictEqual(await storedChunks(APP, key.pk, key.sk), []);
   });
 
-  test('mode: batch, forced for a 1 MB item that fits a transaction', async () => {
-    const table = { ...DOCS, format: 'plain', mode: 'batch' };
+  test('batch mode is the default, also for a 1 MB item that fits a transaction', async () => {
+    const table = { ...DOCS, format: 'plain' };
     const key = { pk: 'forced#batch' };
     const item = randomBlob(key, 1 * MB);
-    assert.equal(split(item, { ...DOCS, format: 'plain' }).requests.mode, 'atomic'); // what auto would do
+    assert.equal(split(item, { ...DOCS, format: 'plain', mode: 'auto' }).requests.mode, 'atomic'); // what auto would do
+    assert.equal(split(item, { ...DOCS, format: 'plain' }).requests.mode, 'batch');
     const { client: c, sent } = recordingClient();
     await putItem(c, item, table);
     c.destroy();
@@ -413,7 +415,7 @@ describe('dynaslice/dynamodb against DynamoDB Local', () => {
   });
 
   test('auto mode writes a 1 MB item in one transaction (atomic), and overwrites it atomically', async () => {
-    const table = { ...APP, format: 'plain' };
+    const table = { ...APP, format: 'plain', mode: 'auto' };
     const key = { pk: 'tenant#4', sk: 'atomic' };
     const item = randomBlob(key, 1 * MB);
     const { client: c, sent } = recordingClient();
@@ -433,55 +435,87 @@ describe('dynaslice/dynamodb against DynamoDB Local', () => {
     assert.notEqual(parent._ds.M.v.S, first._ds.M.v.S);
   });
 
-  test('batch mode, lost race: the loser gets CONFLICT and deletes its own chunks', async () => {
-    const table = { ...DOCS, format: 'plain', mode: 'batch' };
-    const key = { pk: 'race#lost' };
-    const winner = randomBlob(key, 1 * MB);
-    const loser = randomBlob(key, 1 * MB);
+  /** A client that, before its first commit (a PutItem of a split parent), lets `other` run to completion. */
+  function racingClient(other) {
     const c = server.client();
-    let raced = false;
+    const state = { raced: false };
     c.middlewareStack.add(
       (next, context) => async (args) => {
-        if (context.commandName === 'PutItemCommand' && args.input.Item?._ds && !raced) {
-          raced = true; // the other writer commits between our chunks and our commit
-          await putItem(client, winner, table);
+        if (context.commandName === 'PutItemCommand' && args.input.Item?._ds && !state.raced) {
+          state.raced = true; // the other writer commits between our chunks and our commit
+          await other();
         }
         return next(args);
       },
       { step: 'initialize', name: 'raceBeforeCommit' },
     );
-    await assert.rejects(putItem(c, loser, table), { name: 'DynasliceError', code: 'CONFLICT' });
+    return { c, state };
+  }
+
+  test('batch mode, last writer wins: a writer that commits between our chunks and our commit is overwritten, its chunks deleted', async () => {
+    const table = { ...DOCS, format: 'plain', mode: 'batch' };
+    const key = { pk: 'race#lww' };
+    const earlier = randomBlob(key, 1 * MB);
+    const ours = randomBlob(key, 1 * MB);
+    const { c, state } = racingClient(() => putItem(client, earlier, table));
+    const put = await putItem(c, ours, table);
     c.destroy();
-    assert.ok(raced);
+    assert.ok(state.raced);
+    assert.equal(put.superseded, false);
+    assertSameItem((await getItem(client, key, table)).item, ours);
+    await assertOnlyCurrentChunks(DOCS, key.pk); // the overwritten writer's chunks are gone
+  });
+
+  test("batch mode, expect: 'absent', lost race: the loser gets CONFLICT and deletes its own chunks", async () => {
+    const table = { ...DOCS, format: 'plain', mode: 'batch' };
+    const key = { pk: 'race#lost' };
+    const winner = randomBlob(key, 1 * MB);
+    const loser = randomBlob(key, 1 * MB);
+    const { c, state } = racingClient(() => putItem(client, winner, table));
+    await assert.rejects(putItem(c, loser, { ...table, expect: 'absent' }), { name: 'DynasliceError', code: 'CONFLICT' });
+    c.destroy();
+    assert.ok(state.raced);
     assertSameItem((await getItem(client, key, table)).item, winner);
     await assertOnlyCurrentChunks(DOCS, key.pk); // the loser's chunks are gone
   });
 
-  test('batch mode, ambiguous commit: a commit retried after it succeeded keeps its chunks', async () => {
-    // The commit's response is lost as a connection reset after the server
-    // wrote it; the SDK retries it and the retry fails its condition. The
-    // writer must see that the stored version is its own, not abort.
+  test('batch mode, ambiguous commit: never resent unconditionally; the pinned commit finds its own version and keeps its chunks', async () => {
+    // The unconditional commit's response is lost as a connection reset
+    // after the server wrote it. Neither the SDK nor the driver may resend
+    // it (a later writer could have replaced it and deleted its chunks in
+    // between): the driver sends the commit conditional on the parent it
+    // read instead, whose condition fails against its own stored version.
     const table = { ...APP, format: 'dynamodb', mode: 'batch' };
     const key = { pk: 'tenant#5', sk: 'ambiguous' };
+    await putItem(client, toDynamo(randomBlob(key, 1 * MB)), table);
     const item = toDynamo(randomBlob(key, 1 * MB));
     const c = server.client();
-    let commitAttempts = 0;
+    const commits = [];
     c.middlewareStack.add(
       (next, context) => async (args) => {
         const isCommit = context.commandName === 'PutItemCommand' && args.input.Item?._ds;
-        if (isCommit) commitAttempts++;
+        if (isCommit) commits.push(args.input);
         const result = await next(args);
-        if (isCommit && commitAttempts === 1) {
+        if (isCommit && commits.length === 1) {
           throw Object.assign(new Error('injected: connection reset after the server committed'), { code: 'ECONNRESET' });
         }
         return result;
       },
       { step: 'deserialize', name: 'loseCommitResponse' },
     );
-    await putItem(c, item, table);
+    const put = await putItem(c, item, table);
     c.destroy();
-    assert.equal(commitAttempts, 2, 'the SDK retried the commit');
-    const parent = await assertOnlyCurrentChunks(APP, key.pk, key.sk);
+    assert.equal(commits.length, 2, 'one unconditional commit, then the pinned one');
+    assert.equal(commits[0].ConditionExpression, undefined);
+    assert.equal(commits[0].ReturnValues, 'ALL_OLD');
+    assert.ok(commits[1].ConditionExpression, 'the second commit is conditional');
+    assert.equal(put.superseded, false);
+    // Which version it replaced is unknown: its chunks are left to gc, the new ones stay.
+    const scanned = await storedChunks(APP, key.pk, key.sk);
+    const parent = await storedParent(APP, key.pk, key.sk);
+    assert.ok(scanned.length > Number(parent._ds.M.n.N), 'the replaced version\'s chunks wait for gc');
+    await gc(client, { ...APP, graceMs: 0 });
+    await assertOnlyCurrentChunks(APP, key.pk, key.sk);
     assertSameItem((await getItem(client, toDynamo(key), table)).item, item, { format: 'dynamodb', spilled: spilledBy(parent) });
   });
 
@@ -489,7 +523,7 @@ describe('dynaslice/dynamodb against DynamoDB Local', () => {
     // As above for a transaction: the driver sets ClientRequestToken (the
     // version) and every retry repeats it, so the server treats the retry
     // as the same, already applied transaction instead of failing its condition.
-    const table = { ...DOCS, format: 'plain' };
+    const table = { ...DOCS, format: 'plain', mode: 'atomic' };
     const key = { pk: 'ambiguous#atomic' };
     const item = randomBlob(key, 1 * MB);
     const c = server.client();

@@ -134,6 +134,8 @@ export function bind(wasm) {
       versionAt: (unixMs) => wasm.versionAt(unixMs),
       gcScan: (options) => wasm.gcScan(options),
       chunkOf: (item, options) => wasm.chunkOf(encodeItem(item, DYNAMODB_INPUT), options),
+      replacedBy: (old, parent, options) =>
+        wasm.replacedBy(old === undefined ? undefined : encodeItem(old, DYNAMODB_INPUT), encodeItem(parent, DYNAMODB_INPUT), options),
       chunkDeletes(keys, options) {
         const { bytes, ends } = encodeItems(keys, DYNAMODB_INPUT, 'keys');
         return wasm.chunkDeletes(bytes, ends, options);

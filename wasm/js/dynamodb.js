@@ -61,10 +61,13 @@ function consumedOf(sender) {
   return { readUnits: sender.consumed.readUnits, writeUnits: sender.consumed.writeUnits };
 }
 
+/** Times an atomic write under last writer wins re-plans after a concurrent commit (the host's MAX_REPLANS). */
+const MAX_REPLANS = 8;
+
 /**
- * What `expect` asks of the stored parent: nothing (replace whatever is
- * there, conditional on it still being there), `'absent'`, or `{ version }`.
- * Throws CONFLICT when the stored item already fails it.
+ * What `expect` asks of the stored parent: nothing (last writer wins),
+ * `'absent'`, or `{ version }`. Throws CONFLICT when the stored item
+ * already fails it.
  */
 function checkExpect(stored, options, key) {
   const expect = options.expect;
@@ -80,12 +83,21 @@ function checkExpect(stored, options, key) {
   throw badOption('expect', '"absent" or { version: "<26-character version id>" }');
 }
 
+/** The core's commit policy for a write: last writer wins unless `expect` asks for optimistic locking. */
+function commitOf(options) {
+  return options?.expect === undefined ? 'overwrite' : 'conditional';
+}
+
 /** True when the stored parent is this write's (its version; an unsplit item: equal to it). */
-async function committed(sender, options, result) {
-  const stored = await sender.get(parentRequest(keyOf(result.parent, options), { ...options, format: 'dynamodb' }));
+function isOurs(stored, result) {
   if (stored === undefined) return false;
   if (result.manifest) return carriesVersion(stored, result.manifest.version);
   return sameItem(stored, result.parent);
+}
+
+/** Reads the parent again: is it this write's? */
+async function committed(sender, options, result) {
+  return isOurs(await readParent(sender, keyOf(result.parent, options), { ...options, format: 'dynamodb' }), result);
 }
 
 /** DynamoDB JSON equality, sets compared as sets (the store may reorder them). */
@@ -124,12 +136,26 @@ async function abandon(sender, abort) {
 }
 
 /**
- * Runs a split's requests with the commit protocol: one PutItem, one
- * transaction, or chunk batches then a conditional commit. A commit whose
- * condition failed is a lost race only if the stored parent is not this
- * write's (an earlier attempt may have been applied unseen).
+ * What a commit did: `replaced` (an item was replaced, as far as known),
+ * `cleanup` (deletes of the replaced version's chunks) and `superseded`.
  */
-async function execute(sender, options, result, progress) {
+const expected = (stored, cleanup) => ({ replaced: stored !== undefined, cleanup, superseded: false });
+/** This write's parent is stored, but what it replaced is unknown: the replaced version's chunks are left to gc. */
+const unknown = (stored) => ({ replaced: stored !== undefined, cleanup: [], superseded: false });
+
+/** What an unconditional commit replaced, from the old parent its answer returned. */
+function fromOld(old, result, options) {
+  const { cleanup } = boundApi().driver.replacedBy(old, result.parent, { ...options, format: 'dynamodb' });
+  return { replaced: old !== undefined, cleanup, superseded: false };
+}
+
+/**
+ * Runs a split's requests: one PutItem, one transaction, or chunk batches
+ * then the commit (see `commit`). Resolves to `{ result, committed,
+ * cleanupLeft }`; `result` is the one committed (an atomic write under last
+ * writer wins may have been planned again by `replan`).
+ */
+async function execute(sender, options, result, progress, stored, replan) {
   const { requests } = result;
   const key = keyOf(result.parent, options);
   const bytes = requestBytes(result);
@@ -138,12 +164,11 @@ async function execute(sender, options, result, progress) {
   let bytesWritten = 0;
   let chunksWritten = 0;
   progress({ bytesWritten, totalBytes, chunksWritten, chunks });
-  const lost = async () => !(await committed(sender, options, result));
+  let done;
   if (requests.putItem) {
-    if (!(await sender.put(requests.putItem)) && (await lost())) throw conflict(key, options);
+    done = await commitSingle(sender, options, result, key, stored);
   } else if (requests.transactWriteItems) {
-    const token = result.manifest?.version ?? boundApi().driver.versionAt(sender.clock.nowMs());
-    if (!(await sender.transact(requests.transactWriteItems, token)) && (await lost())) throw conflict(key, options);
+    ({ result, done } = await commitAtomic(sender, options, result, key, stored, replan));
   } else {
     try {
       const batches = requests.batchWriteItems ?? [];
@@ -159,31 +184,103 @@ async function execute(sender, options, result, progress) {
       await abandon(sender, requests.abort);
       throw error;
     }
-    await commit(sender, options, result, key);
+    done = await commit(sender, options, result, key, stored);
   }
   progress({ bytesWritten: totalBytes, totalBytes, chunksWritten: chunks, chunks });
-  return cleanUp(sender, requests.cleanup);
+  return { result, committed: done, cleanupLeft: await cleanUp(sender, done.cleanup) };
 }
 
 /**
- * The commit point of a batch write, its chunks written. A failed condition
- * is a lost race (this write's chunks are deleted, CONFLICT) unless the
- * stored parent carries this write's version: an earlier attempt of the
- * commit was applied unseen. A commit whose outcome stays unknown is never
- * aborted (it may still be applied); its chunks are left to gc.
+ * One PutItem. Last writer wins: unconditional (`ReturnValues: 'ALL_OLD'`),
+ * resent on any transient failure (the item carries no chunks of its own,
+ * so a late copy tears nothing); its answer names what it replaced.
+ * Optimistic locking: conditional, a lost race is CONFLICT.
  */
-async function commit(sender, options, result, key) {
+async function commitSingle(sender, options, result, key, stored) {
+  const put = result.requests.putItem;
+  if (put.ReturnValues === 'ALL_OLD') {
+    const sent = await sender.putReturningOld(put, 'transient');
+    if (!sent.error) return fromOld(sent.old, result, options);
+    if (await committed(sender, options, result).catch(() => false)) return unknown(stored);
+    throw sent.error;
+  }
+  if (!(await sender.put(put)) && !(await committed(sender, options, result))) throw conflict(key, options);
+  return expected(stored, result.requests.cleanup);
+}
+
+/**
+ * One TransactWriteItems, conditional on the parent read before the write
+ * (a transaction returns nothing). When another writer committed in
+ * between, the failed transaction wrote nothing: last writer wins plans
+ * again against the parent stored now (`replan(stored)`) and sends it
+ * under a new token (a token reused with other content is refused), after
+ * a pause with jitter, up to MAX_REPLANS rounds; optimistic locking is
+ * CONFLICT.
+ */
+async function commitAtomic(sender, options, result, key, stored, replan) {
+  const base = result.manifest?.version ?? boundApi().driver.versionAt(sender.clock.nowMs());
+  for (let round = 1; round <= MAX_REPLANS; round++) {
+    const token = round === 1 ? base : `${base}-${round}`;
+    if (await sender.transact(result.requests.transactWriteItems, token)) return { result, done: expected(stored, result.requests.cleanup) };
+    const now = await readParent(sender, keyOf(result.parent, options), { ...options, format: 'dynamodb' });
+    // This round's transaction was applied unseen: it replaced what it expected.
+    if (isOurs(now, result)) return { result, done: expected(stored, result.requests.cleanup) };
+    if (commitOf(options) !== 'overwrite' || round === MAX_REPLANS) break;
+    // A pause with jitter, so writers racing on one key stop colliding.
+    await new Promise((resolve) => setTimeout(resolve, sender.backoff(round - 1)));
+    sender.checkAborted();
+    stored = await readParent(sender, keyOf(result.parent, options), { ...options, format: 'dynamodb' });
+    result = replan(stored);
+  }
+  throw conflict(key, options);
+}
+
+/**
+ * The commit point of a batch write, its chunks written.
+ *
+ * Last writer wins: `requests.overwrite`, unconditional, resent only
+ * after throttling; its answer returns the replaced parent, whose chunks
+ * are deleted. After an ambiguous failure it is never sent again (a late
+ * copy could land after a later writer deleted this write's chunks, and
+ * point the parent at them): `requests.commit`, pinned to the parent read
+ * before the write, goes instead. If its condition fails and the stored
+ * parent is not this write's, a concurrent writer committed after this
+ * one: this write's chunks are deleted and it succeeds, `superseded`.
+ *
+ * Optimistic locking: `requests.commit` alone; a failed condition is a
+ * lost race (CONFLICT, this write's chunks deleted) unless the stored
+ * parent carries this write's version (an earlier attempt of the commit
+ * was applied unseen).
+ *
+ * A commit whose outcome stays unknown is never aborted (it may still be
+ * applied); its chunks are left to gc.
+ */
+async function commit(sender, options, result, key, stored) {
+  const { overwrite, cleanup } = result.requests;
+  if (overwrite) {
+    const sent = await sender.putReturningOld(overwrite, 'unapplied');
+    if (!sent.error) return fromOld(sent.old, result, options);
+    if (!sent.maybeApplied) {
+      await abandon(sender, result.requests.abort);
+      throw sent.error;
+    }
+    sender.checkAborted();
+  }
+  // This write's parent found stored after the pinned commit failed: under
+  // last writer wins the unconditional attempt may be what applied.
+  const ours = () => (overwrite ? unknown(stored) : expected(stored, cleanup));
   let written;
   try {
     written = await sender.put(result.requests.commit);
   } catch (error) {
-    if (await committed(sender, options, result).catch(() => false)) return;
+    if (await committed(sender, options, result).catch(() => false)) return ours();
     throw error;
   }
-  if (!written && !(await committed(sender, options, result))) {
-    await abandon(sender, result.requests.abort);
-    throw conflict(key, options);
-  }
+  if (written) return expected(stored, cleanup);
+  if (await committed(sender, options, result)) return ours();
+  await abandon(sender, result.requests.abort);
+  if (overwrite) return { replaced: true, cleanup: [], superseded: true };
+  throw conflict(key, options);
 }
 
 /**
@@ -203,12 +300,13 @@ async function begin(client, item, options) {
 }
 
 /** A write's result. */
-function outcome(result, { sender, stored }, bytesWritten, cleanupLeft) {
+function outcome(result, { sender }, { committed: done, cleanupLeft }, bytesWritten) {
   return {
     mode: result.requests.mode,
     version: result.manifest?.version,
     manifest: result.manifest,
-    replaced: stored !== undefined,
+    replaced: done.replaced,
+    superseded: done.superseded,
     bytesWritten,
     writeUnits: result.writeUnits,
     consumed: consumedOf(sender),
@@ -223,15 +321,20 @@ function readParent(sender, key, options) {
 
 /**
  * Writes `item` (DynamoDB JSON, or plain values with `format: 'plain'`):
- * reads the stored parent, splits the item, and commits conditionally on
- * that same parent still being there. A concurrent writer that committed
- * first makes this throw CONFLICT, with this write's chunks deleted.
+ * reads the stored parent, splits the item, writes the chunks and commits
+ * the parent. By default the last writer wins, as with PutItem, and the
+ * replaced version's chunks are deleted. With `expect` the commit is
+ * conditional on the parent read: a stored item that fails it, or a
+ * concurrent writer that committed first, makes this throw CONFLICT, with
+ * this write's chunks deleted.
  */
 export async function putItem(client, item, options) {
   const write = await begin(client, item, options);
-  const result = split(item, { ...options, version: write.version, expect: write.stored ?? 'absent' });
-  const cleanupLeft = await execute(write.sender, options, result, write.progress);
-  return outcome(result, write, requestBytes(result).reduce((a, b) => a + b, 0), cleanupLeft);
+  // The mode when the caller names none is split's: batch.
+  const plan = (stored) => split(item, { ...options, version: write.version, expect: stored ?? 'absent', commit: commitOf(options) });
+  const result = plan(write.stored);
+  const done = await execute(write.sender, options, result, write.progress, write.stored, plan);
+  return outcome(done.result, write, done, requestBytes(done.result).reduce((a, b) => a + b, 0));
 }
 
 /**
@@ -262,6 +365,7 @@ export async function putStream(client, source, item, options) {
       ...options,
       version,
       expect: stored ?? 'absent',
+      commit: commitOf(options),
       async onChunk(chunk) {
         if (failed) throw failed;
         send(chunk);
@@ -281,8 +385,8 @@ export async function putStream(client, source, item, options) {
     if (written.length > 0) await abandon(sender, boundApi().driver.chunkDeletes(written.map((c) => chunkKeyOf(c, options)), options));
     throw error;
   }
-  await commit(sender, options, result, key);
-  return outcome(result, write, bytesRead, await cleanUp(sender, result.requests.cleanup));
+  const done = await commit(sender, options, result, key, stored);
+  return outcome(result, write, { committed: done, cleanupLeft: await cleanUp(sender, done.cleanup) }, bytesRead);
 }
 
 /** The table chunks go to, as the core names it. */

@@ -1,12 +1,13 @@
 //! What the package's DynamoDB driver (`js/dynamodb.js`) needs from the
-//! core beyond the plans: version ids stamped in the store's time, and, for
-//! `gc`, the Scan that finds chunks and each scanned item read back as a
-//! chunk key. The driver never parses a chunk key or names a format
-//! attribute itself.
+//! core beyond the plans: version ids stamped in the store's time, what a
+//! last-writer-wins commit replaced (from the old parent its answer
+//! returned), and, for `gc`, the Scan that finds chunks and each scanned
+//! item read back as a chunk key. The driver never parses a chunk key or a
+//! manifest, or names a format attribute itself.
 
 use dynaslice_core::layout::{chunk_key, parse_chunk_key};
 use dynaslice_core::manifest::CHUNK_DIGEST_ATTRIBUTE;
-use dynaslice_core::plan::{WriteRequest, pack_batch_writes};
+use dynaslice_core::plan::{WriteRequest, pack_batch_writes, plan_replaced};
 use dynaslice_core::{Code, Layout};
 use js_sys::{Array, Object};
 use wasm_bindgen::prelude::*;
@@ -119,4 +120,32 @@ pub fn chunk_deletes(keys: &[u8], ends: &[u32], options: JsValue) -> JsResult<Ar
         .into_iter()
         .map(|key| (table.chunk_table.clone(), WriteRequest::Delete(key)));
     Ok(convert::batch_writes(&pack_batch_writes(requests)))
+}
+
+/// What the unconditional commit of `parent` (a stream of the parent it
+/// wrote) replaced, from `old`, the stream of the item its answer returned
+/// (`Attributes` of `ReturnValues: ALL_OLD`; absent when nothing was
+/// stored): `{ version, cleanup, leftForGc }`, where `version` is the
+/// replaced version (undefined for a plain item or nothing), `cleanup` the
+/// `BatchWriteItemInput`s deleting its chunks, and `leftForGc` (when set)
+/// why its chunks are left to gc instead (an unreadable manifest).
+#[wasm_bindgen(js_name = replacedBy)]
+pub fn replaced_by(old: Option<Box<[u8]>>, parent: &[u8], options: JsValue) -> JsResult<JsValue> {
+    let table = TableOptions::from_js(&options)?;
+    let old = old.as_deref().map(stream::item).transpose()?;
+    let parent = stream::item(parent)?;
+    let replaced = plan_replaced(old.as_ref(), &parent, &table.target());
+    let result = Object::new();
+    if let Some(version) = replaced.version {
+        set(&result, "version", &version.to_text().into());
+    }
+    set(
+        &result,
+        "cleanup",
+        &convert::batch_writes(&replaced.cleanup),
+    );
+    if let Some(why) = replaced.left_for_gc {
+        set(&result, "leftForGc", &why.to_string().into());
+    }
+    Ok(result.into())
 }

@@ -84,7 +84,8 @@ pub fn split(item: &[u8], stored: Option<Box<[u8]>>, options: JsValue) -> JsResu
     let split = dynaslice_core::split_item(&item, &split_options).map_err(error::write_failure)?;
     let expect = expectation(&options, stored.as_deref(), &table)?;
     let target = table.target();
-    let plan = plan::plan_write(&split, &target, &expect, convert::write_mode(&options)?)
+    let mode = convert::write_mode(&options)?;
+    let plan = plan::plan_write_as(&split, &target, &expect, mode, convert::commit(&options)?)
         .map_err(Failure::from)?;
     let result = convert::split_result(&split, &plan);
     set(

@@ -17,6 +17,7 @@ pub struct Splitter {
     inner: Option<StreamSplit>,
     table: TableOptions,
     expect: Expect,
+    commit: plan::Commit,
     /// Write capacity of the chunks returned so far.
     write_units: u64,
 }
@@ -27,7 +28,7 @@ impl Splitter {
     /// is the stream of the parent `options.expect` holds; `options` adds the table,
     /// `attribute` (the binary attribute's name), `size` (its exact length),
     /// and optionally `codec` (`none`, `deflate`, `zlib`, `gzip`), `level`,
-    /// `chunkItemBytes`, `maxRawBytes`, `version` and `expect`.
+    /// `chunkItemBytes`, `maxRawBytes`, `version`, `expect` and `commit`.
     #[wasm_bindgen(constructor)]
     pub fn new(
         item: &[u8],
@@ -59,12 +60,14 @@ impl Splitter {
             convert::compression(&options)?
         };
         let expect = crate::expectation(&options, stored.as_deref(), &table)?;
+        let commit = convert::commit(&options)?;
         let inner = StreamSplit::new(parent, attribute, size as u64, compression, &split_options)
             .map_err(crate::error::write_failure)?;
         Ok(Splitter {
             inner: Some(inner),
             table,
             expect,
+            commit,
             write_units: 0,
         })
     }
@@ -94,7 +97,8 @@ impl Splitter {
     pub fn finish(&mut self) -> Result<JsValue, JsValue> {
         let inner = self.inner.take().ok_or_else(finished)?;
         let split = inner.finish().map_err(crate::error::write_failure)?;
-        let plan = plan::plan_streamed_commit(&split, &self.table.target(), &self.expect)
+        let target = self.table.target();
+        let plan = plan::plan_streamed_commit_as(&split, &target, &self.expect, self.commit)
             .map_err(Failure::from)?;
         let result = convert::split_result(&split, &plan);
         let last: u64 = split

@@ -6,6 +6,7 @@ mod cost;
 mod delete;
 mod error;
 mod ops;
+mod overwrite;
 mod read;
 mod write;
 
@@ -13,10 +14,11 @@ pub use cost::{WriteCosts, write_costs};
 pub use delete::{DeletePlan, plan_delete};
 pub use error::PlanError;
 pub use ops::*;
+pub use overwrite::{Commit, Precondition, Replaced, plan_replaced};
 pub use read::{ReadPlan, parent_get, plan_read};
 pub use write::{
     Expect, WriteKind, WriteMode, WritePlan, WriteSteps, interleave_chunk_writes,
-    plan_streamed_commit, plan_write,
+    plan_streamed_commit, plan_streamed_commit_as, plan_write, plan_write_as,
 };
 
 use crate::key::KeySchema;

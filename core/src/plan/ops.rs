@@ -43,6 +43,10 @@ pub struct Put {
     pub item: Item,
     /// Written only if this holds.
     pub condition: Option<Condition>,
+    /// Ask for the item it replaces (`ReturnValues: ALL_OLD`): a
+    /// last-writer-wins commit learns from it which version to clean up.
+    /// Never set on a transaction's Put, which cannot return values.
+    pub return_old: bool,
 }
 
 /// A DeleteItem.

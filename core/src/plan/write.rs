@@ -4,6 +4,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use super::ops::*;
+use super::overwrite::Commit;
 use super::{PlanError, Target};
 use crate::capacity::write_units;
 use crate::key::KeySchema;
@@ -107,14 +108,21 @@ impl Expect {
 }
 
 /// How to write chunks.
+///
+/// Batch is the default: DynamoDB bills every write in a transaction twice,
+/// so an atomic write costs about twice the write units of the same chunks
+/// by batch. Readers get the same guarantee either way (the commit is one
+/// PutItem of the parent: the old item or the new one, never a mix); a
+/// batch write's only price is orphan chunks after a crash, which `gc`
+/// removes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum WriteMode {
     /// Atomic when the write fits one transaction, batch otherwise.
-    #[default]
     Auto,
     /// One TransactWriteItems, or an error if it does not fit.
     Atomic,
-    /// BatchWriteItem for chunks, then the conditional parent.
+    /// BatchWriteItem for chunks, then the parent's commit (the default).
+    #[default]
     Batch,
 }
 
@@ -173,13 +181,31 @@ pub enum WriteSteps {
     /// One TransactWriteItems: chunks and the conditional parent together.
     Atomic(Transaction),
     /// Chunk batches (any order, in parallel), then the commit: one
-    /// conditional PutItem of the parent. If the commit's condition fails
-    /// and the stored parent is not this write's version, the write lost a
-    /// race: send `abort` to delete its own chunks.
+    /// PutItem of the parent.
+    ///
+    /// Last writer wins ([`Commit::Overwrite`]): send `overwrite` first,
+    /// resending it only after an answer that proves it was not applied
+    /// (throttling). Its answer returns the replaced parent, whose chunks
+    /// [`plan_replaced`](super::plan_replaced) deletes. After an ambiguous
+    /// failure (a 500, a lost connection) never send `overwrite` again: a
+    /// late second copy could re-point the parent at chunks a later writer
+    /// already deleted. Send `commit` instead, which is pinned to the
+    /// parent read before the write; if its condition fails and the stored
+    /// parent is not this write's version, another writer's commit came
+    /// after this one (or instead of it): send `abort`, and the write
+    /// still succeeded, superseded.
+    ///
+    /// Optimistic locking ([`Commit::IfExpected`]): `overwrite` is `None`;
+    /// send `commit`. If its condition fails and the stored parent is not
+    /// this write's version, the write lost a race: send `abort` to delete
+    /// its own chunks.
     Batch {
         /// Chunk puts.
         chunks: Vec<BatchWrite>,
-        /// The commit point.
+        /// The unconditional, last-writer-wins commit (returning the
+        /// replaced parent); `None` under optimistic locking.
+        overwrite: Option<Put>,
+        /// The commit conditional on the stored parent the plan expects.
         commit: Put,
         /// Deletes of this write's chunks, for a failure before the commit or
         /// a lost race. A failed condition on a retried commit may mean the
@@ -194,7 +220,10 @@ pub enum WriteSteps {
 pub struct WritePlan {
     /// What to send.
     pub steps: WriteSteps,
-    /// After a successful commit: deletes of the replaced version's chunks.
+    /// After a commit conditional on the expected parent (`commit`, a
+    /// transaction, or a conditional single put) applied: deletes of the
+    /// expected version's chunks. An unconditional commit learns what it
+    /// replaced from its answer instead ([`super::plan_replaced`]).
     pub cleanup: Vec<BatchWrite>,
 }
 
@@ -232,24 +261,46 @@ impl WritePlan {
     }
 }
 
-/// Plans the write of a split item over whatever `expect` describes.
+/// Plans the write of a split item over whatever `expect` describes, with
+/// optimistic locking: [`plan_write_as`] with [`Commit::IfExpected`].
 pub fn plan_write(
     split: &SplitItem,
     target: &Target<'_>,
     expect: &Expect,
     mode: WriteMode,
 ) -> Result<WritePlan, PlanError> {
-    let commit = Put {
-        table: target.table.to_string(),
-        item: split.parent.clone(),
-        condition: expect.condition(target.key),
-    };
+    plan_write_as(split, target, expect, mode, Commit::IfExpected)
+}
+
+/// Plans the write of a split item; `expect` is the stored parent read
+/// before the write, `commit` how the commit treats a concurrent writer.
+///
+/// Under [`Commit::Overwrite`], a single item is one unconditional PutItem
+/// returning what it replaced (a resend is harmless: the item carries no
+/// chunks of its own), a batch write gets its `overwrite` commit, and a
+/// transaction stays conditional on `expect` (TransactWriteItems returns
+/// nothing): on a failed condition the caller reads the parent again and
+/// plans again against it.
+pub fn plan_write_as(
+    split: &SplitItem,
+    target: &Target<'_>,
+    expect: &Expect,
+    mode: WriteMode,
+    commit_as: Commit,
+) -> Result<WritePlan, PlanError> {
+    let commit = commit_put(split, target, expect);
     let new_version = split.manifest.as_ref().map(|m| m.version);
     let cleanup = replaced_chunks(split, target, expect)?;
     if split.chunks.is_empty() {
-        return Ok(WritePlan {
-            steps: WriteSteps::Single(commit),
-            cleanup,
+        return Ok(match commit_as {
+            Commit::IfExpected => WritePlan {
+                steps: WriteSteps::Single(commit),
+                cleanup,
+            },
+            Commit::Overwrite => WritePlan {
+                steps: WriteSteps::Single(overwrite_put(split, target)),
+                cleanup: Vec::new(),
+            },
         });
     }
     let actions = split.chunks.len() + 1;
@@ -266,6 +317,7 @@ pub fn plan_write(
                         table: target.chunk_table.to_string(),
                         item: chunk.clone(),
                         condition: None,
+                        return_old: false,
                     })
                 })
                 .collect();
@@ -283,6 +335,7 @@ pub fn plan_write(
             };
             WriteSteps::Batch {
                 chunks: pack_batch_writes(puts),
+                overwrite: commit_as.overwrite(split, target),
                 commit,
                 abort,
             }
@@ -312,32 +365,59 @@ fn replaced_chunks(
 }
 
 /// Plans the rest of a streamed write ([`crate::StreamSplit`]), whose chunks
-/// the caller wrote as they came: the commit, the abort (deletes of all of
-/// this write's chunks) and the cleanup of the replaced version. Its batch
-/// step has no chunk writes left.
+/// the caller wrote as they came, with optimistic locking:
+/// [`plan_streamed_commit_as`] with [`Commit::IfExpected`].
 pub fn plan_streamed_commit(
     split: &SplitItem,
     target: &Target<'_>,
     expect: &Expect,
+) -> Result<WritePlan, PlanError> {
+    plan_streamed_commit_as(split, target, expect, Commit::IfExpected)
+}
+
+/// Plans the rest of a streamed write: the commit (as `commit_as` says),
+/// the abort (deletes of all of this write's chunks) and the cleanup of the
+/// expected version. Its batch step has no chunk writes left.
+pub fn plan_streamed_commit_as(
+    split: &SplitItem,
+    target: &Target<'_>,
+    expect: &Expect,
+    commit_as: Commit,
 ) -> Result<WritePlan, PlanError> {
     let cleanup = replaced_chunks(split, target, expect)?;
     let abort = match &split.manifest {
         Some(m) => chunk_deletes(target, &split.parent, m.version, m.chunk_count)?,
         None => Vec::new(),
     };
-    let commit = Put {
-        table: target.table.to_string(),
-        item: split.parent.clone(),
-        condition: expect.condition(target.key),
-    };
     Ok(WritePlan {
         steps: WriteSteps::Batch {
             chunks: Vec::new(),
-            commit,
+            overwrite: commit_as.overwrite(split, target),
+            commit: commit_put(split, target, expect),
             abort,
         },
         cleanup,
     })
+}
+
+/// The parent's PutItem conditional on `expect`.
+fn commit_put(split: &SplitItem, target: &Target<'_>, expect: &Expect) -> Put {
+    Put {
+        table: target.table.to_string(),
+        item: split.parent.clone(),
+        condition: expect.condition(target.key),
+        return_old: false,
+    }
+}
+
+/// The parent's unconditional PutItem, returning the item it replaces.
+pub(super) fn overwrite_put(split: &SplitItem, target: &Target<'_>) -> Put {
+    Put {
+        table: target.table.to_string(),
+        item: split.parent.clone(),
+        condition: None,
+        return_old: true,
+    }
 }
 
 /// Batches deleting chunks `0..count` of `version` of the item keyed by `parent`.

@@ -52,7 +52,7 @@ pub enum Output {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Write an item: a file into a binary attribute, or an item in DynamoDB JSON.
-    Put(PutArgs),
+    Put(PutCommand),
     /// Read an item back (to stdout, or a stored file streamed to a file).
     Get(GetArgs),
     /// Delete an item and its chunks.
@@ -173,8 +173,10 @@ pub struct PutArgs {
     /// The codec's level (deflate family 0-10; zstd only its default).
     #[arg(long)]
     pub level: Option<u8>,
-    /// Atomic (one transaction), batch, or atomic when it fits.
-    #[arg(long, value_enum, default_value_t = ModeArg::Auto)]
+    /// Batch (half the write units of a transaction; readers see the old or
+    /// the new item all the same), atomic (one transaction), or atomic when
+    /// it fits.
+    #[arg(long, value_enum, default_value_t = ModeArg::Batch)]
     pub mode: ModeArg,
     /// Attributes that must stay on the parent (index keys), comma-separated.
     #[arg(long, value_delimiter = ',')]
@@ -189,6 +191,24 @@ pub struct PutArgs {
     /// Print the result as JSON (same as --output json).
     #[arg(long = "json-output", hide = true)]
     pub json_output: bool,
+}
+
+/// What `put` takes: `estimate`'s arguments, and what the stored item
+/// must be. Without `--if-absent` or `--if-version` the last writer wins,
+/// as with PutItem.
+#[derive(Debug, Args)]
+pub struct PutCommand {
+    #[command(flatten)]
+    pub put: PutArgs,
+    /// Write only if no item with this key is stored (CONFLICT otherwise,
+    /// and if another writer creates it first).
+    #[arg(long, conflicts_with = "if_version")]
+    pub if_absent: bool,
+    /// Write only if the stored item is this version (its 26-character id,
+    /// as `put --json` and `inspect` print it): CONFLICT otherwise, and if
+    /// another writer replaces it first.
+    #[arg(long, value_name = "VERSION")]
+    pub if_version: Option<String>,
 }
 
 /// Codecs.
@@ -217,7 +237,7 @@ pub enum ModeArg {
     Auto,
     /// One TransactWriteItems, or an error.
     Atomic,
-    /// Chunks by BatchWriteItem, then the conditional parent.
+    /// Chunks by BatchWriteItem, then the parent (the default).
     Batch,
 }
 

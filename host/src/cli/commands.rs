@@ -4,10 +4,10 @@ use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::Code;
-use dynaslice_core::plan::{Expect, WriteMode, plan_write};
+use dynaslice_core::plan::{Expect, Precondition, WriteMode, plan_write};
 use dynaslice_core::{
     AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType, ReassembleError,
-    item_size, split_item,
+    VersionId, item_size, split_item,
 };
 use dynaslice_host::json::{
     item_from_json, item_to_json, key_from_args, key_text, manifest_to_json,
@@ -19,8 +19,8 @@ use dynaslice_host::{
 use serde_json::json;
 
 use super::args::{
-    CodecArg, CreateArgs, GcArgs, GetArgs, KeyArgs, LayoutArg, ModeArg, PutArgs, ServeArgs,
-    TableArgs,
+    CodecArg, CreateArgs, GcArgs, GetArgs, KeyArgs, LayoutArg, ModeArg, PutArgs, PutCommand,
+    ServeArgs, TableArgs,
 };
 use super::output::{Bar, manifest_text, print_json, size};
 
@@ -69,10 +69,25 @@ fn json_item(text: &str, key: &Item) -> Result<Item, HostError> {
     Ok(item)
 }
 
-pub async fn put(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode, HostError> {
+/// What `--if-absent` / `--if-version` require of the stored item.
+fn precondition(command: &PutCommand) -> Result<Option<Precondition>, HostError> {
+    if command.if_absent {
+        return Ok(Some(Precondition::Absent));
+    }
+    let Some(text) = &command.if_version else {
+        return Ok(None);
+    };
+    let version = VersionId::parse(text)
+        .map_err(|e| HostError::Input(format!("--if-version {text}: {e}")))?;
+    Ok(Some(Precondition::Version(version)))
+}
+
+pub async fn put(client: &Client, command: &PutCommand, json: bool) -> Result<ExitCode, HostError> {
+    let args = &command.put;
     let table = TableConfig::discover(client, &args.table).await?;
     let key = key_from_args(&args.key, &table.key)?;
-    let options = put_options(args)?;
+    let mut options = put_options(args)?;
+    options.precondition = precondition(command)?;
     let bar = Bar::new("uploading", json);
     let outcome = match (&args.file, &args.json) {
         (Some(path), _) if options.mode == WriteMode::Atomic => {
@@ -126,6 +141,9 @@ pub async fn put(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode
             args.table,
             outcome.mode
         );
+        if outcome.superseded {
+            println!("another writer's put replaced it at once; its chunks were deleted");
+        }
         if outcome.cleanup_left > 0 {
             println!(
                 "{} chunks of the replaced version remain; `dynaslice gc` removes them",

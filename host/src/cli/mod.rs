@@ -14,7 +14,8 @@ use args::{Cli, Command, TablesCommand};
 /// True when the result (and any error) should be printed as JSON.
 pub fn wants_json(cli: &Cli) -> bool {
     let flag = match &cli.command {
-        Command::Put(a) | Command::Estimate(a) => a.json_output,
+        Command::Put(a) => a.put.json_output,
+        Command::Estimate(a) => a.json_output,
         Command::Get(a) => a.item.json.json,
         Command::Rm(a) | Command::Inspect(a) => a.json.json,
         Command::Ls(a) => a.json.json,

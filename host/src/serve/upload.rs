@@ -25,7 +25,7 @@ use axum::http::{StatusCode, header};
 use axum::response::Json;
 use axum::routing::post;
 use axum::{Extension, Router};
-use dynaslice_core::plan::{WriteMode, plan_write};
+use dynaslice_core::plan::plan_write_as;
 use dynaslice_core::upload::{
     UploadError, UploadRules, check_upload_header, restamp, upload_chunk_item, verify_upload,
 };
@@ -321,8 +321,14 @@ async fn commit(
         chunks,
         manifest: Some(manifest),
     };
-    let plan =
-        plan_write(&split, &table.target(), &expect, WriteMode::Auto).map_err(HostError::from)?;
+    let plan = plan_write_as(
+        &split,
+        &table.target(),
+        &expect,
+        options.mode,
+        options.commit(),
+    )
+    .map_err(HostError::from)?;
     Ok(execute(&sender, table, plan, &split, &expect, &options, &()).await?)
 }
 

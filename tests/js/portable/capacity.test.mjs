@@ -63,7 +63,7 @@ test('an inlined item: one PutItem of the parent, which is not a chunk', () => {
 });
 
 test('a transaction: one TransactWriteItems, each item at twice its units, the parent last', () => {
-  const result = split(big(1_000_000), { ...table, version: VERSION });
+  const result = split(big(1_000_000), { ...table, version: VERSION, mode: 'auto' });
   const items = result.requests.transactWriteItems.TransactItems.map((action) => action.Put.Item);
   const expected = expectedRequest('TransactWriteItems', items, result.parent, true);
   assert.deepEqual(result.capacity, [expected]);
@@ -93,7 +93,7 @@ test('replacing a stored version: capacity leaves out the cleanup, in the collec
   const collection = { table: 'docs', key: [{ name: 'pk', type: 'S' }, { name: 'sk', type: 'S' }], layout: 'collection' };
   const item = { pk: { S: 'doc' }, sk: { S: 'v' }, data: { B: randomBytes(900_000) } };
   const first = split(item, collection);
-  const second = split(item, { ...collection, expect: first.parent });
+  const second = split(item, { ...collection, expect: first.parent, mode: 'atomic' });
   assert.ok(second.requests.cleanup.length > 0);
   const items = second.requests.transactWriteItems.TransactItems.map((action) => action.Put.Item);
   assert.deepEqual(second.capacity, [expectedRequest('TransactWriteItems', items, second.parent, true)]);

@@ -43,7 +43,8 @@ for (const [name, layout] of Object.entries(layouts)) {
   test(`${name} layout: 400 KB of random bytes plus the key is over the limit and splits`, () => {
     const item = { ...key, data: { B: randomBytes(400 * 1024) }, note: { S: 'kept' } };
     assert.ok(itemSize(item) > LIMIT);
-    const result = roundTrip(item, layout);
+    assert.equal(roundTrip(item, layout).requests.mode, 'batch', 'the default');
+    const result = roundTrip(item, { ...layout, mode: 'auto' });
     assert.equal(result.requests.mode, 'atomic');
     assert.equal(result.chunks.length, 2);
     assert.deepEqual(result.parent.note, { S: 'kept' });

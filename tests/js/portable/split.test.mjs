@@ -66,7 +66,7 @@ test('a compressible item over the limit is inlined: one PutItem of a parent car
 
 test('atomic: chunk Puts and the conditional parent Put in one transaction; units count double', () => {
   const item = big(1_000_000);
-  const result = split(item, { ...table, version: VERSION });
+  const result = split(item, { ...table, version: VERSION, mode: 'auto' });
   assert.equal(result.requests.mode, 'atomic');
   assert.equal(result.manifest.codec, 'none', 'random bytes are stored as they are');
   assert.equal(result.manifest.chunkCount, 3);
@@ -95,8 +95,8 @@ test('exactly one of putItem, transactWriteItems and commit is present: a sender
   const cases = [
     [split({ pk: { S: 'a' } }, table), 'single', 'putItem'],
     [split({ pk: { S: 'doc' }, body: { S: 'quarterly numbers, '.repeat(60_000) } }, table), 'single', 'putItem'],
-    [split(big(1_000_000), table), 'atomic', 'transactWriteItems'],
-    [split(big(1_000_000), { ...table, mode: 'batch' }), 'batch', 'commit'],
+    [split(big(1_000_000), { ...table, mode: 'auto' }), 'atomic', 'transactWriteItems'],
+    [split(big(1_000_000), table), 'batch', 'commit'],
   ];
   for (const [result, mode, present] of cases) {
     assert.equal(result.requests.mode, mode);
@@ -152,7 +152,7 @@ test('batch: chunk PutRequests, at most 25 per BatchWriteItem, in order; then th
 
 test('a transaction holds at most 100 actions: 99 chunks are atomic, 100 are batches', () => {
   // Chunks of 8 KiB: 99 of them hold more than an item can (800 KB).
-  const options = { ...table, codec: 'none', chunkItemBytes: 8192, version: VERSION };
+  const options = { ...table, codec: 'none', chunkItemBytes: 8192, version: VERSION, mode: 'auto' };
   const probe = split(big(450_000), options);
   const k = Number(probe.parent._ds.M.k.N);
   const fixed = probe.manifest.storedBytes - 450_000; // framing and encoding, the same at these lengths
@@ -171,7 +171,7 @@ test('a transaction holds at most 100 actions: 99 chunks are atomic, 100 are bat
 
 test('a transaction holds at most 4 MiB of items: the largest atomic write is at most 4,194,304 bytes', () => {
   const TX = 4 * 1024 * 1024;
-  const options = { ...table, codec: 'none', version: VERSION };
+  const options = { ...table, codec: 'none', version: VERSION, mode: 'auto' };
   const data = randomBytes(4_300_000);
   const at = (n) => split({ pk: { S: 'doc' }, data: { B: data.subarray(0, n) } }, options);
   // Binary search for the last length written atomically.
@@ -203,7 +203,7 @@ test('expect: a stored split parent makes the write conditional on its version, 
     ExpressionAttributeValues: { ':v': { S: oldVersion } },
   };
   for (const [item, mode] of [[big(1_000_000), 'atomic'], [{ pk: { S: 'doc' }, small: { S: 'x' } }, 'single']]) {
-    const next = split(item, { ...table, expect: old.parent });
+    const next = split(item, { ...table, expect: old.parent, mode: 'auto' });
     assert.equal(next.requests.mode, mode);
     assert.notEqual(next.manifest?.version, oldVersion);
     const put = mode === 'single' ? next.requests.putItem : next.requests.transactWriteItems.TransactItems.at(-1).Put;
@@ -255,7 +255,7 @@ test('version: the given ULID names every chunk and the manifest; otherwise a fr
 });
 
 test('table layout: chunks in chunkTable under chunkKey, key parts escaped and canonical', () => {
-  const options = { ...table, chunkTable: 'blobs', chunkKey: 'id', version: VERSION };
+  const options = { ...table, chunkTable: 'blobs', chunkKey: 'id', version: VERSION, mode: 'auto' };
   const result = split(big(500_000, 'a#b\\c'), options);
   assert.deepEqual(result.chunks.map((c) => Object.keys(c).sort()), [['_d', '_h', 'id'], ['_d', '_h', 'id']]);
   assert.deepEqual(result.chunks.map((c) => c.id.S), [`a\\#b\\\\c#${VERSION}#000000`, `a\\#b\\\\c#${VERSION}#000001`]);
@@ -269,7 +269,7 @@ test('table layout: chunks in chunkTable under chunkKey, key parts escaped and c
 });
 
 test('collection layout: chunks in the parent table, same partition key, sort key suffixed', () => {
-  const options = { table: 't', key: [{ name: 'pk', type: 'S' }, { name: 'sk', type: 'S' }], layout: 'collection', version: VERSION };
+  const options = { table: 't', key: [{ name: 'pk', type: 'S' }, { name: 'sk', type: 'S' }], layout: 'collection', version: VERSION, mode: 'auto' };
   const result = split({ pk: { S: 'p' }, sk: { S: 's' }, data: { B: randomBytes(500_000) } }, options);
   assert.deepEqual(result.chunks.map((c) => [c.pk, c.sk]), [
     [{ S: 'p' }, { S: `s#${VERSION}#000000` }],
@@ -304,7 +304,7 @@ test('inline: false chunks even a payload that would fit the parent', () => {
   assert.equal(result.manifest.inline, false);
   assert.equal(result.parent._ds.M.p, undefined);
   assert.equal(result.chunks.length, 1);
-  assert.equal(result.requests.mode, 'atomic');
+  assert.equal(result.requests.mode, 'batch');
   assert.deepEqual(reassemble(result.parent, result.chunks, table), item);
 });
 
@@ -365,4 +365,24 @@ test('bad split options are OPTIONS_INVALID, naming the option', () => {
     [{ ...table, format: 'json' }, /format/],
   ];
   for (const [options, message] of cases) throwsDynaslice(() => split(item, options), 'OPTIONS_INVALID', message);
+});
+
+test('batch is the default mode: a write that fits a transaction is still chunk batches, then the commit', () => {
+  const result = split(big(1_000_000), { ...table, version: VERSION });
+  assert.equal(result.requests.mode, 'batch');
+  assert.equal(result.requests.transactWriteItems, undefined);
+  assert.equal(result.writeUnits, sum([...result.chunks, result.parent]), 'half of what a transaction bills');
+  assert.equal(split(big(1_000_000), { ...table, version: VERSION, mode: 'auto' }).writeUnits, 2 * result.writeUnits);
+});
+
+test("commit: 'overwrite' plans last writer wins: an unconditional commit returning the old item, the pinned one as its fallback", () => {
+  const old = split(big(1_000_000), { ...table, chunkItemBytes: 100_000 });
+  const next = split(big(900_000), { ...table, expect: old.parent, commit: 'overwrite' });
+  assert.deepEqual(next.requests.overwrite, { TableName: 'docs', Item: next.parent, ReturnValues: 'ALL_OLD' });
+  assert.equal(next.requests.commit.ConditionExpression, '#m.#v = :v', 'the fallback stays pinned to the parent read');
+  const small = split({ pk: { S: 'doc' }, x: { S: 'new' } }, { ...table, expect: old.parent, commit: 'overwrite' });
+  assert.deepEqual(small.requests.putItem, { TableName: 'docs', Item: small.parent, ReturnValues: 'ALL_OLD' });
+  assert.deepEqual(small.requests.cleanup, [], 'learned from the answer instead');
+  assert.equal(split(big(900_000), { ...table, expect: old.parent }).requests.overwrite, undefined, 'conditional by default');
+  throwsDynaslice(() => split(big(10), { ...table, commit: 'always' }), 'OPTIONS_INVALID');
 });

@@ -33,6 +33,18 @@ const TRANSIENT = new Set([
   'TransactionInProgressException',
 ]);
 
+/** Error names of a request DynamoDB refused before carrying it out (throttling). */
+const THROTTLED = new Set(['ProvisionedThroughputExceededException', 'ThrottlingException', 'RequestLimitExceeded']);
+
+/**
+ * True when the request was throttled: it was not carried out. Only these
+ * errors may resend a last-writer-wins commit; any other transient failure
+ * (a 500, a lost connection) may come after the write was applied.
+ */
+function throttled(error) {
+  return THROTTLED.has(error?.name);
+}
+
 /** Cancellation reasons of a transaction that a resend may clear. */
 const TRANSIENT_CANCEL = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
 
@@ -55,6 +67,38 @@ function retryPolicy(options) {
     return value;
   };
   return { maxAttempts: count(retry, 'maxAttempts', DEFAULT_RETRY.maxAttempts), baseDelayMs: delay('baseDelayMs'), maxDelayMs: delay('maxDelayMs') };
+}
+
+/**
+ * A failure carried past the SDK's retry middleware, which classifies it as
+ * a client error and so never resends the request; `send` unwraps it.
+ */
+class SdkRetriesOff extends Error {
+  constructor(original) {
+    super(original?.message ?? String(original));
+    this.name = 'DynasliceSdkRetriesOff';
+    this.original = original;
+  }
+}
+
+/**
+ * `command` with the SDK's own retries off (whatever the client's
+ * `maxAttempts`): a middleware inside the retry middleware (finalizeRequest,
+ * low priority) wraps each attempt's failure so the SDK does not resend it.
+ * For a write that must not be sent twice after an ambiguous failure.
+ */
+function withoutSdkRetries(command) {
+  command.middlewareStack.add(
+    (next) => async (args) => {
+      try {
+        return await next(args);
+      } catch (error) {
+        throw new SdkRetriesOff(error);
+      }
+    },
+    { step: 'finalizeRequest', priority: 'low', name: 'dynasliceSdkRetriesOff' },
+  );
+  return command;
 }
 
 /** True when the error is the caller's AbortSignal firing. */
@@ -164,16 +208,18 @@ export class Sender {
    * attempts run out. `retryIf(error)` picks the errors to resend (default:
    * transient ones). Resolves to the output; adds its capacity.
    */
-  async send(Command, input, kind, retryIf = transient) {
+  async send(Command, input, kind, retryIf = transient, { sdkRetries = true } = {}) {
     const operation = Command.name.replace(/Command$/, '');
     const request = { ...input, ReturnConsumedCapacity: 'TOTAL' };
     for (let attempt = 1; ; attempt++) {
       this.checkAborted();
       try {
-        const output = await this.client.send(observeDate(new Command(request), this.clock), { abortSignal: this.signal });
+        const command = observeDate(new Command(request), this.clock);
+        const output = await this.client.send(sdkRetries ? command : withoutSdkRetries(command), { abortSignal: this.signal });
         this.#add(kind, output.ConsumedCapacity);
         return output;
-      } catch (error) {
+      } catch (caught) {
+        const error = caught instanceof SdkRetriesOff ? caught.original : caught;
         if (aborted(error, this.signal)) throw this.signal?.reason ?? error;
         if (attempt >= this.retry.maxAttempts || !retryIf(error)) throw failure(operation, error, attempt);
         await sleep(this.backoff(attempt - 1), this.signal);
@@ -206,6 +252,28 @@ export class Sender {
 
   put(input) {
     return this.conditional(PutItemCommand, input);
+  }
+
+  /**
+   * An unconditional PutItem with `ReturnValues: 'ALL_OLD'`: resolves to
+   * the item it replaced (undefined when none). `resend` is `'transient'`
+   * (any transient failure: the write is harmless to apply twice) or
+   * `'unapplied'` (only throttling: a resend of a write that may have been
+   * applied could land after a later writer's commit). Resolves to
+   * `{ old }` once written, or `{ error, maybeApplied }` once it failed for
+   * good: `maybeApplied` is false only when the write surely was not
+   * applied (throttled, or refused as invalid).
+   */
+  async putReturningOld(input, resend) {
+    try {
+      const retryIf = resend === 'transient' ? transient : throttled;
+      // The SDK's own retries would resend it after a 5xx or a reset: this loop alone decides.
+      return { old: (await this.send(PutItemCommand, input, 'write', retryIf, { sdkRetries: resend === 'transient' })).Attributes };
+    } catch (error) {
+      if (aborted(error, this.signal)) return { error, maybeApplied: true };
+      const cause = error?.cause ?? error;
+      return { error, maybeApplied: transient(cause) && !throttled(cause) };
+    }
   }
 
   delete(input) {

@@ -4,6 +4,7 @@
 use dynaslice_core::Code;
 use dynaslice_core::codec::Codec;
 use dynaslice_core::layout;
+use dynaslice_core::plan::Commit;
 use dynaslice_core::{
     CodecChoice, Compression, DEFAULT_MAX_RAW_BYTES, KeySchema, KeyType, Layout, ReassembleOptions,
     SplitOptions, VersionId, WriteMode,
@@ -197,10 +198,22 @@ pub fn split_options(table: &TableOptions, options: &JsValue) -> Result<SplitOpt
     Ok(split)
 }
 
-/// `mode`: `"auto"` (default), `"atomic"` or `"batch"`.
+/// `commit`: `"conditional"` (default: the commit holds only while the
+/// stored parent is the one `expect` describes) or `"overwrite"` (last
+/// writer wins: an unconditional commit that returns what it replaced).
+pub fn commit(options: &JsValue) -> Result<Commit, Failure> {
+    match text(options, "commit")?.as_deref() {
+        None | Some("conditional") => Ok(Commit::IfExpected),
+        Some("overwrite") => Ok(Commit::Overwrite),
+        Some(_) => Err(bad("commit", "\"conditional\" or \"overwrite\"")),
+    }
+}
+
+/// `mode`: `"batch"` (default: half the write units of a transaction,
+/// which bills every write twice), `"atomic"` or `"auto"`.
 pub fn write_mode(options: &JsValue) -> Result<WriteMode, Failure> {
     match text(options, "mode")?.as_deref() {
-        None => Ok(WriteMode::Auto),
+        None => Ok(WriteMode::default()),
         Some(name) => WriteMode::from_name(name)
             .ok_or_else(|| bad("mode", "\"auto\", \"atomic\" or \"batch\"")),
     }

@@ -35,6 +35,9 @@ pub fn put(p: &Put) -> JsValue {
     set(&object, "TableName", &p.table.as_str().into());
     set(&object, "Item", &dynamodb_item(&p.item));
     condition(&object, &p.condition);
+    if p.return_old {
+        set(&object, "ReturnValues", &"ALL_OLD".into());
+    }
     object.into()
 }
 
@@ -158,10 +161,14 @@ pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
         WriteSteps::Atomic(t) => set(&requests, "transactWriteItems", &transaction(&t.actions)),
         WriteSteps::Batch {
             chunks,
+            overwrite,
             commit,
             abort,
         } => {
             set(&requests, "batchWriteItems", &batch_writes(chunks));
+            if let Some(overwrite) = overwrite {
+                set(&requests, "overwrite", &put(overwrite));
+            }
             set(&requests, "commit", &put(commit));
             set(&requests, "abort", &batch_writes(abort));
         }
