@@ -302,11 +302,15 @@ pub fn reassemble(
 /// The parent's attributes but its manifest (never cloning an inline
 /// payload): the attributes the item kept on its parent.
 pub(crate) fn without_manifest(parent: &Item) -> Item {
-    parent
-        .iter()
-        .filter(|(name, _)| *name != MANIFEST_ATTRIBUTE)
-        .map(|(name, value)| (name.clone(), value.clone()))
-        .collect()
+    // Inserted one by one: `collect()` into a map sorts first, with a sort
+    // instantiated per element type (kilobytes of WebAssembly).
+    let mut item = Item::new();
+    for (name, value) in parent {
+        if name != MANIFEST_ATTRIBUTE {
+            item.insert(name.clone(), value.clone());
+        }
+    }
+    item
 }
 
 /// The item: the attributes kept on the parent and the spilled ones,
@@ -438,7 +442,7 @@ fn chunk_parts<'c>(
     };
     let digest = match chunk.get(CHUNK_DIGEST_ATTRIBUTE) {
         Some(AttributeValue::B(d)) if d.len() == 8 => {
-            u64::from_be_bytes(d.as_slice().try_into().expect("length checked"))
+            u64::from_be_bytes(d.as_slice().try_into().unwrap_or_default())
         }
         _ => return Err(malformed("no 8-byte binary _h attribute")),
     };
@@ -535,7 +539,7 @@ fn decode_chunks(
     input
         .read_into(FRAME_TRAILER_BYTES, &mut trailer)
         .ok_or(ReassembleError::FrameMismatch)?;
-    let recorded = u64::from_le_bytes(trailer.as_slice().try_into().expect("eight bytes read"));
+    let recorded = u64::from_le_bytes(trailer.as_slice().try_into().unwrap_or_default());
     if recorded != manifest.digest {
         return Err(ReassembleError::FrameMismatch);
     }
