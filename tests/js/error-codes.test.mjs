@@ -11,8 +11,11 @@ const catalogue = new Set(
 );
 
 /** UPPER_SNAKE string literals, and the keys of the page's table of sentences. */
+/** DynamoDB's own constants that look like codes (a request's `ReturnValues`). */
+const API_VALUES = new Set(['ALL_OLD']);
+
 function codesIn(text) {
-  const literals = [...text.matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)].map((m) => m[1]);
+  const literals = [...text.matchAll(/'([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)'/g)].map((m) => m[1]).filter((c) => !API_VALUES.has(c));
   const keys = [...text.matchAll(/^ {2}([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+): /gm)].map((m) => m[1]);
   return [...literals, ...keys];
 }
