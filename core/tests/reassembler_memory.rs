@@ -39,8 +39,7 @@ fn a_48_mib_item_pushed_chunk_by_chunk_peaks_at_twice_its_size() {
         (Codec::Zstd, true),
         (Codec::Snappy, true),
     ] {
-        let (item, mut split) =
-            split_binary(&schema, generate::bulk(1, LEN, compressible), codec);
+        let (item, mut split) = split_binary(&schema, generate::bulk(1, LEN, compressible), codec);
         assert!(split.chunks.len() > 3, "{codec}");
         let stored: usize = split
             .chunks

@@ -340,7 +340,10 @@ async fn run(
                 Ok(None) => panic!("{} {}: the item is missing", workload.name, way.name()),
                 Err(e) => Some(format!("{}: {e}", e.code())),
             };
-            row(put, Some(measure(time, counts, throttles, unprocessed, error)))
+            row(
+                put,
+                Some(measure(time, counts, throttles, unprocessed, error)),
+            )
         }
         Way::AwsSample => {
             let throttles = AtomicU64::new(0);

@@ -66,13 +66,13 @@
 mod aws_sample;
 #[path = "../tests/support/memory.rs"]
 mod memory;
+#[path = "../../core/benches/core/order_history.rs"]
+#[allow(dead_code)]
+mod order_history;
 #[path = "support/payload.rs"]
 mod payload;
 #[path = "support/store_server.rs"]
 mod store_server;
-#[path = "../../core/benches/core/order_history.rs"]
-#[allow(dead_code)]
-mod order_history;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -583,7 +583,6 @@ struct MemoryReport {
     /// both peaks are the lifetime peak.
     reset: bool,
 }
-
 
 async fn memory_runs(client: &Client, endpoint: &str, dir: &Path) -> Vec<MemoryReport> {
     let table = TableConfig::chunk_table(MEMORY_TABLE, key_schema());

@@ -167,7 +167,13 @@ pub async fn get(client: &Client, table: &str, pk: &str, throttles: &AtomicU64) 
             .await
             .expect("baseline Query");
         units += capacity_units(output.consumed_capacity.as_ref());
-        chunks.extend(output.items.unwrap_or_default().into_iter().map(numbered_chunk));
+        chunks.extend(
+            output
+                .items
+                .unwrap_or_default()
+                .into_iter()
+                .map(numbered_chunk),
+        );
         match output.last_evaluated_key {
             Some(key) if !key.is_empty() => start = Some(key),
             _ => break,
