@@ -123,6 +123,15 @@ fn sdk_key(pk: &str, sk: Option<&str>) -> std::collections::HashMap<String, Sdk>
     key
 }
 
+/// A strongly consistent read of `keys`, for BatchGetItem.
+fn consistent_keys(keys: Vec<std::collections::HashMap<String, Sdk>>) -> KeysAndAttributes {
+    KeysAndAttributes::builder()
+        .set_keys(Some(keys))
+        .consistent_read(true)
+        .build()
+        .expect("keys")
+}
+
 async fn put(client: &Client, table: &str, item: &Item) -> Result<(), String> {
     client
         .put_item()
@@ -327,14 +336,7 @@ async fn a_batch_over_the_limit_hands_back_exactly_the_items_over_it() {
         .collect();
     let output = client
         .batch_get_item()
-        .request_items(
-            &table,
-            KeysAndAttributes::builder()
-                .set_keys(Some(six.clone()))
-                .consistent_read(true)
-                .build()
-                .expect("keys"),
-        )
+        .request_items(&table, consistent_keys(six.clone()))
         .send()
         .await
         .expect("a partial batch get is a success");
@@ -495,14 +497,7 @@ async fn reads_and_writes_are_metered_as_the_server_reports() {
         .collect();
     let output = client
         .batch_get_item()
-        .request_items(
-            &table,
-            KeysAndAttributes::builder()
-                .set_keys(Some(keys))
-                .consistent_read(true)
-                .build()
-                .expect("keys"),
-        )
+        .request_items(&table, consistent_keys(keys))
         .return_consumed_capacity(ReturnConsumedCapacity::Total)
         .send()
         .await
