@@ -418,18 +418,21 @@ pub async fn start(upstream: SocketAddr, model: Model) -> CapacityModel {
 /// after the model's latency.
 async fn serve_client(shared: Arc<Shared>, client: TcpStream) {
     let upstream = shared.upstream;
-    relay::serve_requests(client, upstream, async |request, upstream| {
-        shared.counts.lock().unwrap().requests += 1;
-        let (answer, answer_body) = handle(&shared, upstream, request).await;
-        let latency = shared
-            .model
-            .lock()
-            .unwrap()
-            .latency
-            .of(request.body.len(), answer_body);
-        shared.counts.lock().unwrap().latency += latency;
-        tokio::time::sleep(latency).await;
-        Some(answer)
+    relay::serve_requests(client, upstream, |request, upstream| {
+        let shared = shared.clone();
+        Box::pin(async move {
+            shared.counts.lock().unwrap().requests += 1;
+            let (answer, answer_body) = handle(&shared, upstream, request).await;
+            let latency = shared
+                .model
+                .lock()
+                .unwrap()
+                .latency
+                .of(request.body.len(), answer_body);
+            shared.counts.lock().unwrap().latency += latency;
+            tokio::time::sleep(latency).await;
+            Some(answer)
+        })
     })
     .await;
 }

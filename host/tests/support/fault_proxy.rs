@@ -283,8 +283,9 @@ enum Fault {
 /// closes it or a drop fault does.
 async fn serve_client(shared: Arc<Shared>, client: TcpStream) {
     let upstream = shared.upstream;
-    relay::serve_requests(client, upstream, async |request, upstream| {
-        answer(&shared, upstream, request).await
+    relay::serve_requests(client, upstream, |request, upstream| {
+        let shared = shared.clone();
+        Box::pin(async move { answer(&shared, upstream, request).await })
     })
     .await;
 }

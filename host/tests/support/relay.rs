@@ -27,6 +27,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -68,14 +69,18 @@ where
     (addr, accept)
 }
 
+/// What goes back to one request, once worked out: the raw answer, or
+/// `None` to close the connection without one. Boxed so that a proxy's
+/// answer can borrow the request and the upstream and still be `Send`.
+pub type Answer<'a> = Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'a>>;
+
 /// Serves one client connection, one request at a time, until either side
-/// closes it: `answer` gives what goes back to each request (asking the
-/// upstream through the connection's own [`Upstream`] as it needs), or
-/// `None` to close the connection without an answer.
+/// closes it: `answer` gives what goes back to each request, asking the
+/// upstream through the connection's own [`Upstream`] as it needs.
 pub async fn serve_requests(
     client: TcpStream,
     upstream: SocketAddr,
-    mut answer: impl AsyncFnMut(&Message, &mut Upstream) -> Option<Vec<u8>>,
+    mut answer: impl for<'a> FnMut(&'a Message, &'a mut Upstream) -> Answer<'a>,
 ) {
     let mut client = Conn::new(client);
     let mut upstream = Upstream::new(upstream);
