@@ -60,7 +60,6 @@ mod payload;
 #[path = "support/store_server.rs"]
 mod store_server;
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
