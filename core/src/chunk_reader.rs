@@ -19,7 +19,7 @@ use crate::encoding::{ScanError, Scanner};
 use crate::key::KeySchema;
 use crate::layout::{Layout, chunk_key};
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
-use crate::reassemble::{ReassembleError, ReassembleOptions, check_header};
+use crate::reassemble::{ReassembleError, ReassembleOptions, check_header, check_layout};
 use crate::value::{AttributeValue, Item};
 
 /// Most bytes one [`ChunkReader::read`] decodes at a time (and so returns).
@@ -170,12 +170,8 @@ impl ChunkReader {
                     return Err(ReassembleError::FrameMismatch);
                 }
             }
-            None if manifest.layout != options.layout.name() => {
-                return Err(ReassembleError::LayoutMismatch {
-                    stored: manifest.layout.clone(),
-                });
-            }
             None => {
+                check_layout(&manifest, options.layout)?;
                 // Fail now, not at the first chunk, if the parent's key
                 // cannot make chunk keys.
                 reader.chunk_key_of(&manifest, 0)?;

@@ -264,14 +264,7 @@ pub fn reassemble(
         }
         return Ok(parent.clone());
     };
-    let manifest = Manifest::from_value(manifest_value).map_err(ReassembleError::Manifest)?;
-    if manifest.raw_len > options.max_raw_bytes as u64 {
-        return Err(CodecError::TooLarge {
-            raw: manifest.raw_len,
-            limit: options.max_raw_bytes as u64,
-        }
-        .into());
-    }
+    let manifest = manifest_within_limit(manifest_value, options.max_raw_bytes)?;
     let spilled = match &manifest.inline {
         Some(frame) => {
             if !chunks.is_empty() {
@@ -282,11 +275,7 @@ pub fn reassemble(
             decode_inline(frame, &manifest, options.max_raw_bytes)?
         }
         None => {
-            if manifest.layout != options.layout.name() {
-                return Err(ReassembleError::LayoutMismatch {
-                    stored: manifest.layout.clone(),
-                });
-            }
+            check_layout(&manifest, options.layout)?;
             let ordered = order_chunks(parent, chunks, &manifest, options)?;
             let data: Vec<&[u8]> = ordered.iter().map(|&(data, _)| data).collect();
             // The whole payload's digest covers every byte: each is hashed
@@ -297,6 +286,34 @@ pub fn reassemble(
         }
     };
     merge(without_manifest(parent), spilled)
+}
+
+/// The parent's manifest, refused if it records more raw bytes than the
+/// caller allows: a whole-item read checks this before any chunk.
+pub(crate) fn manifest_within_limit(
+    value: &AttributeValue,
+    max_raw_bytes: usize,
+) -> Result<Manifest, ReassembleError> {
+    let manifest = Manifest::from_value(value).map_err(ReassembleError::Manifest)?;
+    if manifest.raw_len > max_raw_bytes as u64 {
+        return Err(CodecError::TooLarge {
+            raw: manifest.raw_len,
+            limit: max_raw_bytes as u64,
+        }
+        .into());
+    }
+    Ok(manifest)
+}
+
+/// Refuses chunks stored in another layout than the reader's: their keys
+/// would not be found, or would be another item's.
+pub(crate) fn check_layout(manifest: &Manifest, layout: &Layout) -> Result<(), ReassembleError> {
+    if manifest.layout != layout.name() {
+        return Err(ReassembleError::LayoutMismatch {
+            stored: manifest.layout.clone(),
+        });
+    }
+    Ok(())
 }
 
 /// The parent's attributes but its manifest (never cloning an inline

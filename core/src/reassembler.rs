@@ -19,7 +19,8 @@ use crate::key::KeySchema;
 use crate::layout::{Layout, chunk_key};
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
 use crate::reassemble::{
-    ReassembleError, ReassembleOptions, decode_inline, merge, without_manifest,
+    ReassembleError, ReassembleOptions, check_layout, decode_inline, manifest_within_limit, merge,
+    without_manifest,
 };
 use crate::value::Item;
 
@@ -107,24 +108,13 @@ impl Reassembler {
         let Some(value) = parent.get(MANIFEST_ATTRIBUTE) else {
             return Ok(reassembler);
         };
-        let manifest = Manifest::from_value(value).map_err(ReassembleError::Manifest)?;
-        if manifest.raw_len > options.max_raw_bytes as u64 {
-            return Err(CodecError::TooLarge {
-                raw: manifest.raw_len,
-                limit: options.max_raw_bytes as u64,
-            }
-            .into());
-        }
+        let manifest = manifest_within_limit(value, options.max_raw_bytes)?;
         if let Some(frame) = &manifest.inline {
             reassembler.source =
                 Source::Decoded(decode_inline(frame, &manifest, options.max_raw_bytes)?);
             return Ok(reassembler);
         }
-        if manifest.layout != options.layout.name() {
-            return Err(ReassembleError::LayoutMismatch {
-                stored: manifest.layout.clone(),
-            });
-        }
+        check_layout(&manifest, options.layout)?;
         // Fail now, not at the first chunk, if the parent's key cannot make
         // chunk keys.
         reassembler.chunk_key_of(&manifest, 0)?;

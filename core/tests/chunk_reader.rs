@@ -6,9 +6,10 @@
 mod common;
 
 use common::generate;
-use common::stored::{Tamper, forge, has_key, item, layouts, schema, split};
+use common::stored::{
+    any_storage, forge, forged_payloads, has_key, item, layouts, schema, split, split_as,
+};
 use dynaslice_core::codec::{Codec, Compression};
-use dynaslice_core::digest::digest;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::{
     AttributeValue, ChunkReader, CodecChoice, Item, KeySchema, Layout, Manifest, ReassembleError,
@@ -291,79 +292,18 @@ fn chunks_out_of_order_missing_or_foreign_are_refused() {
 /// digests: the stream fails with the error `reassemble` gives.
 #[test]
 fn forged_payloads_fail_as_reassemble_fails() {
-    use dynaslice_core::encoding::encode_attributes;
     let schema = schema();
     let layout = Layout::default();
     let options = options(&schema, &layout);
     let original = item("m", 450_000, false, 10);
     let good = split(&original, &layout, Codec::None, false, 8192);
-    let spilled: Vec<(&str, &AttributeValue)> = ["f", "m", "t"]
-        .iter()
-        .map(|name| (*name, &original[*name]))
-        .collect();
-    let raw = encode_attributes(spilled.into_iter()).to_vec();
-    let m_at = raw.len() / 2; // inside the target's bytes
-    let recorded = digest(&raw);
     for codec in Codec::ALL {
-        let mut cases: Vec<(&str, Vec<u8>, Tamper, &str)> = vec![
-            (
-                "flipped payload byte",
-                {
-                    let mut r = raw.clone();
-                    r[m_at] ^= 1;
-                    r
-                },
-                Box::new(move |f: &mut Vec<u8>| {
-                    let at = f.len() - 8;
-                    f[at..].copy_from_slice(&recorded.to_le_bytes());
-                }),
-                "DIGEST_MISMATCH",
-            ),
-            (
-                "stream cut short",
-                raw[..raw.len() - 10].to_vec(),
-                Box::new(|_: &mut Vec<u8>| {}),
-                "STREAM_TRUNCATED",
-            ),
-            (
-                "stream with trailing bytes",
-                [&raw[..], &[1, 2]].concat(),
-                Box::new(|_: &mut Vec<u8>| {}),
-                "STREAM_TRAILING_BYTES",
-            ),
-        ];
-        if codec != Codec::None {
-            // The header records more, or fewer, bytes than the body holds.
-            cases.push((
-                "recorded longer",
-                raw.clone(),
-                Box::new(|f: &mut Vec<u8>| {
-                    let len = u64::from_le_bytes(f[5..13].try_into().unwrap()) + 5;
-                    f[5..13].copy_from_slice(&len.to_le_bytes());
-                }),
-                "LENGTH_MISMATCH",
-            ));
-            cases.push((
-                "recorded shorter",
-                raw.clone(),
-                Box::new(|f: &mut Vec<u8>| {
-                    let len = u64::from_le_bytes(f[5..13].try_into().unwrap()) - 5;
-                    f[5..13].copy_from_slice(&len.to_le_bytes());
-                }),
-                "LENGTH_MISMATCH",
-            ));
-            cases.push((
-                "bytes after the body",
-                raw.clone(),
-                Box::new(|f: &mut Vec<u8>| {
-                    let at = f.len() - 8;
-                    f.splice(at..at, [0, 0, 0]);
-                }),
-                "CODEC_CORRUPT",
-            ));
-        }
-        for (name, payload, tamper, expected) in cases {
-            let (parent, chunks) = forge(&good, &layout, &payload, codec, tamper);
+        for forged in forged_payloads(&original, codec) {
+            let Some(expected) = forged.code else {
+                continue;
+            };
+            let name = forged.name;
+            let (parent, chunks) = forge(&good, &layout, &forged.payload, codec, forged.tamper);
             let whole = reassemble(&parent, &chunks, &options).unwrap_err();
             let got = stream(&parent, &chunks, "m", &options);
             let streamed = got.result.unwrap_err();
@@ -406,17 +346,10 @@ proptest! {
     /// Any item, codec, layout and chunk size: streaming each string or
     /// binary attribute gives exactly what `reassemble` gives.
     #[test]
-    fn streaming_equals_reassemble(
-        item in generate::item(),
-        codec in 0usize..6,
-        collection in any::<bool>(),
-        chunk_bytes in 2048usize..=409_600,
-        inline in any::<bool>(),
-    ) {
+    fn streaming_equals_reassemble(item in generate::item(), storage in any_storage()) {
         let schema = schema();
-        let layout = if collection { Layout::ItemCollection } else { Layout::default() };
-        let options = options(&schema, &layout);
-        let split = split(&item, &layout, Codec::ALL[codec], inline, chunk_bytes);
+        let options = options(&schema, &storage.layout);
+        let split = split_as(&item, &storage);
         let whole = reassemble(&split.parent, &split.chunks, &options).unwrap();
         prop_assert_eq!(&whole, &item);
         for (name, value) in &item {

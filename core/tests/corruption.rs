@@ -4,9 +4,10 @@
 mod common;
 
 use common::generate;
+use common::stored::data_mut;
 use dynaslice_core::Category;
 use dynaslice_core::codec::{self, Codec, FrameHeader};
-use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
+use dynaslice_core::manifest::{CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::{
     AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType, Layout, ReassembleOptions,
     SplitItem, SplitOptions, VersionId, reassemble, split_item,
@@ -36,13 +37,6 @@ fn code_of(parent: &Item, chunks: &[Item]) -> &'static str {
     match reassemble(parent, chunks, &ReassembleOptions::new(&schema, &layout)) {
         Ok(_) => "OK",
         Err(e) => e.code().as_str(),
-    }
-}
-
-fn data_mut(chunk: &mut Item) -> &mut Vec<u8> {
-    match chunk.get_mut(CHUNK_DATA_ATTRIBUTE) {
-        Some(AttributeValue::B(data)) => data,
-        _ => panic!("chunk has data"),
     }
 }
 

@@ -7,9 +7,10 @@
 mod common;
 
 use common::generate;
-use common::stored::{Tamper, forge, has_key, item, layouts, schema, split};
+use common::stored::{
+    any_storage, data_mut, forge, forged_payloads, has_key, item, layouts, schema, split, split_as,
+};
 use dynaslice_core::codec::Codec;
-use dynaslice_core::digest::digest;
 use dynaslice_core::layout::chunk_key;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::{
@@ -46,13 +47,6 @@ fn by_key(
         }
     }
     reassembler.finish()
-}
-
-fn data_mut(chunk: &mut Item) -> &mut Vec<u8> {
-    match chunk.get_mut(CHUNK_DATA_ATTRIBUTE) {
-        Some(AttributeValue::B(data)) => data,
-        _ => panic!("chunk has data"),
-    }
 }
 
 #[test]
@@ -319,87 +313,17 @@ fn the_parent_is_checked_before_any_chunk() {
 /// digests: the error `reassemble` gives.
 #[test]
 fn forged_payloads_fail_as_reassemble_fails() {
-    use dynaslice_core::encoding::encode_attributes;
     let schema = schema();
     let layout = Layout::default();
     let options = ReassembleOptions::new(&schema, &layout);
     let original = item("m", 450_000, false, 10);
     let good = split(&original, &layout, Codec::None, false, 8192);
-    let spilled: Vec<(&str, &AttributeValue)> = ["f", "m", "t"]
-        .iter()
-        .map(|name| (*name, &original[*name]))
-        .collect();
-    let raw = encode_attributes(spilled.into_iter()).to_vec();
-    let recorded = digest(&raw);
-    let m_at = raw.len() / 2;
     for codec in Codec::ALL {
-        let mut cases: Vec<(&str, Vec<u8>, Tamper)> = vec![
-            (
-                "flipped payload byte",
-                {
-                    let mut r = raw.clone();
-                    r[m_at] ^= 1;
-                    r
-                },
-                Box::new(move |f: &mut Vec<u8>| {
-                    let at = f.len() - 8;
-                    f[at..].copy_from_slice(&recorded.to_le_bytes());
-                }),
-            ),
-            (
-                "stream cut short",
-                raw[..raw.len() - 10].to_vec(),
-                Box::new(|_: &mut Vec<u8>| {}),
-            ),
-            (
-                "stream with trailing bytes",
-                [&raw[..], &[1, 2]].concat(),
-                Box::new(|_: &mut Vec<u8>| {}),
-            ),
-            (
-                "recorded longer",
-                raw.clone(),
-                Box::new(|f: &mut Vec<u8>| {
-                    let len = u64::from_le_bytes(f[5..13].try_into().unwrap()) + 5;
-                    f[5..13].copy_from_slice(&len.to_le_bytes());
-                }),
-            ),
-            (
-                "recorded shorter",
-                raw.clone(),
-                Box::new(|f: &mut Vec<u8>| {
-                    let len = u64::from_le_bytes(f[5..13].try_into().unwrap()) - 5;
-                    f[5..13].copy_from_slice(&len.to_le_bytes());
-                }),
-            ),
-            (
-                "bytes after the body",
-                raw.clone(),
-                Box::new(|f: &mut Vec<u8>| {
-                    let at = f.len() - 8;
-                    f.splice(at..at, [0, 0, 0]);
-                }),
-            ),
-            (
-                "trailer not the payload's digest",
-                raw.clone(),
-                Box::new(|f: &mut Vec<u8>| {
-                    let at = f.len() - 1;
-                    f[at] ^= 1;
-                }),
-            ),
-        ];
-        cases.push((
-            "another codec in the header",
-            raw.clone(),
-            Box::new(move |f: &mut Vec<u8>| {
-                f[4] = if codec == Codec::None { 1 } else { 0 };
-            }),
-        ));
-        for (name, payload, tamper) in cases {
-            let (parent, chunks) = forge(&good, &layout, &payload, codec, tamper);
+        for forged in forged_payloads(&original, codec) {
+            let (parent, chunks) = forge(&good, &layout, &forged.payload, codec, forged.tamper);
             let whole = reassemble(&parent, &chunks, &options).unwrap_err();
             let got = push_all(&parent, &chunks, &options).unwrap_err();
+            let name = forged.name;
             assert_eq!(got.code(), whole.code(), "{codec} {name}: {got} / {whole}");
         }
     }
@@ -411,17 +335,10 @@ proptest! {
     /// Any item, codec, layout and chunk size: the reassembler gives the
     /// item back, as `reassemble` does.
     #[test]
-    fn reassembler_equals_reassemble(
-        item in generate::item(),
-        codec in 0usize..6,
-        collection in any::<bool>(),
-        chunk_bytes in 2048usize..=409_600,
-        inline in any::<bool>(),
-    ) {
+    fn reassembler_equals_reassemble(item in generate::item(), storage in any_storage()) {
         let schema = schema();
-        let layout = if collection { Layout::ItemCollection } else { Layout::default() };
-        let options = ReassembleOptions::new(&schema, &layout);
-        let split = split(&item, &layout, Codec::ALL[codec], inline, chunk_bytes);
+        let options = ReassembleOptions::new(&schema, &storage.layout);
+        let split = split_as(&item, &storage);
         let whole = reassemble(&split.parent, &split.chunks, &options).unwrap();
         prop_assert_eq!(&whole, &item);
         let got = by_key(&split.parent, &split.chunks, &options).unwrap();

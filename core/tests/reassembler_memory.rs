@@ -10,68 +10,23 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+#[path = "common/counting_allocator.rs"]
+mod counting_allocator;
 
 use common::generate;
+use common::stored::split_binary;
+use counting_allocator::peak_of;
 use dynaslice_core::codec::Codec;
 use dynaslice_core::manifest::CHUNK_DATA_ATTRIBUTE;
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType, Layout, ReassembleOptions,
-    Reassembler, SplitOptions, VersionId, reassemble, split_item,
+    AttributeValue, KeySchema, KeyType, Layout, ReassembleOptions, Reassembler, reassemble,
 };
-
-struct Counting;
-
-static CURRENT: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
-
-fn grew(size: usize) {
-    let now = CURRENT.fetch_add(size, Ordering::SeqCst) + size;
-    PEAK.fetch_max(now, Ordering::SeqCst);
-}
-
-// SAFETY: every call is passed to the system allocator unchanged; only the
-// sizes are counted.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
-        grew(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: AllocLayout) -> *mut u8 {
-        grew(layout.size());
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
-        CURRENT.fetch_sub(layout.size(), Ordering::SeqCst);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, new_size: usize) -> *mut u8 {
-        CURRENT.fetch_sub(layout.size(), Ordering::SeqCst);
-        grew(new_size);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
 
 /// The item's payload: within the default 64 MiB whole-item limit.
 const LEN: usize = 48 << 20;
 /// What may be held beyond the payload and the item: the parent, a chunk
 /// being decoded, the codec's state.
 const SLACK: usize = 2 << 20;
-
-/// Bytes held at the peak of `work`, above what was held before it.
-fn peak_of<T>(work: impl FnOnce() -> T) -> (T, usize) {
-    let before = CURRENT.load(Ordering::SeqCst);
-    PEAK.store(before, Ordering::SeqCst);
-    let out = work();
-    (out, PEAK.load(Ordering::SeqCst) - before)
-}
 
 #[test]
 fn a_48_mib_item_pushed_chunk_by_chunk_peaks_at_twice_its_size() {
@@ -84,15 +39,7 @@ fn a_48_mib_item_pushed_chunk_by_chunk_peaks_at_twice_its_size() {
         (Codec::Zstd, true),
         (Codec::Snappy, true),
     ] {
-        let mut item = Item::new();
-        item.insert("pk".into(), AttributeValue::S("big".into()));
-        item.insert(
-            "data".into(),
-            AttributeValue::B(generate::bulk(1, LEN, compressible)),
-        );
-        let mut options = SplitOptions::new(schema.clone(), VersionId::new(1_763_683_200_000, 1));
-        options.compression = CodecChoice::Fixed(Compression::new(codec));
-        let mut split = split_item(&item, &options).unwrap();
+        let (item, mut split) = split_binary(&schema, generate::bulk(1, LEN, compressible), codec);
         assert!(split.chunks.len() > 3, "{codec}");
         let stored: usize = split
             .chunks

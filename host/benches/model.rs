@@ -55,8 +55,11 @@ mod capacity_model;
 mod order_history;
 #[path = "support/parallel_batch.rs"]
 mod parallel_batch;
+#[path = "support/payload.rs"]
+mod payload;
+#[path = "support/store_server.rs"]
+mod store_server;
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -65,6 +68,7 @@ use aws_sdk_dynamodb::Client;
 use capacity_model::{CapacityModel, Counts, Mode, Model};
 use dynaslice_core::{AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType};
 use dynaslice_host::{EmbeddedStore, GetOptions, PutOptions, TableConfig, create_tables};
+use payload::Payload;
 
 const MIB: usize = 1024 * 1024;
 const BODY: &str = "body";
@@ -99,32 +103,16 @@ impl Way {
     }
 }
 
-#[derive(Clone)]
-enum Payload {
-    Binary(Vec<u8>),
-    Json(String),
-}
-
 impl Payload {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Payload::Binary(b) => b,
-            Payload::Json(t) => t.as_bytes(),
-        }
-    }
-    fn value(&self) -> AttributeValue {
-        match self {
-            Payload::Binary(b) => AttributeValue::B(b.clone()),
-            Payload::Json(t) => AttributeValue::S(t.clone()),
-        }
-    }
+    /// Binary is stored uncompressed (it is random), a JSON document with
+    /// the default codec.
     fn options(&self) -> PutOptions {
         match self {
             Payload::Binary(_) => PutOptions {
                 compression: CodecChoice::Fixed(Compression::NONE),
                 ..PutOptions::default()
             },
-            Payload::Json(_) => PutOptions::default(),
+            Payload::Text(_) => PutOptions::default(),
         }
     }
 }
@@ -176,7 +164,7 @@ fn workloads(mib: &[usize]) -> Vec<Workload> {
         let json = order_history::order_history(100 + m as u64, m * MIB * 8_545 / 10_486).json;
         out.push(Workload {
             name: format!("JSON {m} MiB"),
-            payload: Payload::Json(String::from_utf8(json).expect("JSON is UTF-8")),
+            payload: Payload::Text(String::from_utf8(json).expect("JSON is UTF-8")),
         });
     }
     out
@@ -199,7 +187,7 @@ fn main() {
         .expect("tokio runtime");
     runtime.block_on(async {
         let store = EmbeddedStore::open(Some(&dir.join("store.db"))).expect("store opens");
-        let upstream = serve_http(&store).await;
+        let upstream = store_server::serve_http(&store).await;
         let model = capacity_model::start(upstream, Model::documented()).await;
         let client = dynaslice_host::local_client(&model.endpoint());
         let tables = Tables::create(&client).await;
@@ -236,20 +224,6 @@ fn main() {
     });
     drop(runtime);
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Serves the store's engine with dynoxide's own HTTP server on 127.0.0.1,
-/// the model's upstream.
-async fn serve_http(store: &EmbeddedStore) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .expect("a free port");
-    let addr = listener.local_addr().expect("bound address");
-    tokio::spawn(dynoxide::server::serve_on(
-        listener,
-        store.database().clone(),
-    ));
-    addr
 }
 
 struct Tables {
@@ -320,6 +294,16 @@ async fn run(
         client_unprocessed: unprocessed,
         error,
     };
+    let row = |put, get| Row {
+        workload: workload.name.clone(),
+        way,
+        bytes,
+        put,
+        get,
+    };
+    let read_back = |same: bool| {
+        assert!(same, "{} {}: read back differs", workload.name, way.name());
+    };
     match way {
         Way::ChunkTable | Way::ItemCollection => {
             let table = match way {
@@ -339,13 +323,7 @@ async fn run(
             let failed = error.is_some();
             let put = measure(time, counts, throttles, unprocessed, error);
             if failed {
-                return Row {
-                    workload: workload.name.clone(),
-                    way,
-                    bytes,
-                    put,
-                    get: None,
-                };
+                return row(put, None);
             }
             let (result, time, counts) = timed(
                 model,
@@ -355,24 +333,16 @@ async fn run(
             let (throttles, unprocessed) = (counts.throttled(), counts.unprocessed);
             let error = match result {
                 Ok(Some(fetched)) => {
-                    let same = match (&workload.payload, fetched.item.get(BODY)) {
-                        (Payload::Binary(b), Some(AttributeValue::B(v))) => b == v,
-                        (Payload::Json(t), Some(AttributeValue::S(v))) => t == v,
-                        _ => false,
-                    };
-                    assert!(same, "{} {}: read back differs", workload.name, way.name());
+                    read_back(workload.payload.matches(fetched.item.get(BODY)));
                     None
                 }
                 Ok(None) => panic!("{} {}: the item is missing", workload.name, way.name()),
                 Err(e) => Some(format!("{}: {e}", e.code())),
             };
-            Row {
-                workload: workload.name.clone(),
-                way,
-                bytes,
+            row(
                 put,
-                get: Some(measure(time, counts, throttles, unprocessed, error)),
-            }
+                Some(measure(time, counts, throttles, unprocessed, error)),
+            )
         }
         Way::AwsSample => {
             let throttles = AtomicU64::new(0);
@@ -385,20 +355,9 @@ async fn run(
             let put = measure(time, counts, throttles.swap(0, Ordering::Relaxed), 0, None);
             let ((got, _), time, counts) =
                 timed(model, aws_sample::get(client, BASELINE, &pk, &throttles)).await;
-            assert!(
-                got == payload,
-                "{} {}: read back differs",
-                workload.name,
-                way.name()
-            );
+            read_back(got == payload);
             let get = measure(time, counts, throttles.load(Ordering::Relaxed), 0, None);
-            Row {
-                workload: workload.name.clone(),
-                way,
-                bytes,
-                put,
-                get: Some(get),
-            }
+            row(put, Some(get))
         }
         Way::ParallelBatch => {
             let met = parallel_batch::Met::default();
@@ -420,12 +379,7 @@ async fn run(
                 parallel_batch::get(client, BASELINE, &pk, count, &met),
             )
             .await;
-            assert!(
-                got == payload,
-                "{} {}: read back differs",
-                workload.name,
-                way.name()
-            );
+            read_back(got == payload);
             let get = measure(
                 time,
                 counts,
@@ -433,13 +387,7 @@ async fn run(
                 met.unprocessed.load(Ordering::Relaxed),
                 None,
             );
-            Row {
-                workload: workload.name.clone(),
-                way,
-                bytes,
-                put,
-                get: Some(get),
-            }
+            row(put, Some(get))
         }
     }
 }

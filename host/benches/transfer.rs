@@ -64,9 +64,15 @@
 
 #[path = "support/aws_sample.rs"]
 mod aws_sample;
+#[path = "../tests/support/memory.rs"]
+mod memory;
 #[path = "../../core/benches/core/order_history.rs"]
 #[allow(dead_code)]
 mod order_history;
+#[path = "support/payload.rs"]
+mod payload;
+#[path = "support/store_server.rs"]
+mod store_server;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -79,6 +85,7 @@ use dynaslice_host::{
     EmbeddedStore, GetOptions, PutOptions, PutOutcome, TableConfig, create_tables, local_client,
 };
 use futures::{StreamExt, TryStreamExt};
+use payload::Payload;
 
 /// Items in flight at once for the 100-item workload (dynaslice only).
 const CONCURRENT_ITEMS: usize = 8;
@@ -179,34 +186,6 @@ struct Workload {
     options: PutOptions,
 }
 
-#[derive(Clone)]
-enum Payload {
-    Binary(Vec<u8>),
-    Text(String),
-}
-
-impl Payload {
-    fn bytes(&self) -> &[u8] {
-        match self {
-            Payload::Binary(b) => b,
-            Payload::Text(t) => t.as_bytes(),
-        }
-    }
-    fn value(&self) -> AttributeValue {
-        match self {
-            Payload::Binary(b) => AttributeValue::B(b.clone()),
-            Payload::Text(t) => AttributeValue::S(t.clone()),
-        }
-    }
-    fn matches(&self, value: Option<&AttributeValue>) -> bool {
-        match (self, value) {
-            (Payload::Binary(b), Some(AttributeValue::B(v))) => b == v,
-            (Payload::Text(t), Some(AttributeValue::S(v))) => t == v,
-            _ => false,
-        }
-    }
-}
-
 impl Workload {
     fn total_bytes(&self) -> usize {
         self.payloads.iter().map(|p| p.bytes().len()).sum()
@@ -260,7 +239,7 @@ async fn run(dir: &Path, reps: usize) {
     let store = EmbeddedStore::open(Some(&db)).expect("embedded store opens");
     let client = store.client();
     // The memory runs' child processes share the store over HTTP.
-    let endpoint = serve_http(&store).await;
+    let endpoint = format!("http://{}", store_server::serve_http(&store).await);
     let table = TableConfig::chunk_table(DYNASLICE_TABLE, key_schema());
     create_tables(&client, &table)
         .await
@@ -605,40 +584,6 @@ struct MemoryReport {
     reset: bool,
 }
 
-fn proc_status(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or(0, |kb| kb * 1024)
-}
-
-/// Resets VmHWM to the current RSS (Linux 4.0+).
-fn reset_peak() -> bool {
-    std::fs::write("/proc/self/clear_refs", "5").is_ok()
-}
-
-/// Serves the store's engine with dynoxide's own HTTP server on 127.0.0.1
-/// (a benchmark's child processes need one store; the host never does this).
-async fn serve_http(store: &EmbeddedStore) -> String {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .expect("a free port");
-    let addr = listener.local_addr().expect("bound address");
-    tokio::spawn(dynoxide::server::serve_on(
-        listener,
-        store.database().clone(),
-    ));
-    format!("http://{addr}")
-}
-
 async fn memory_runs(client: &Client, endpoint: &str, dir: &Path) -> Vec<MemoryReport> {
     let table = TableConfig::chunk_table(MEMORY_TABLE, key_schema());
     create_tables(client, &table).await.expect("memory tables");
@@ -761,26 +706,26 @@ fn memory_child(mode: &str) {
         .await
         .expect("warm-up get");
         assert!(missing.is_none());
-        let idle = proc_status("VmRSS");
+        let idle = memory::rss();
         let path = PathBuf::from(std::env::var("DYNASLICE_BENCH_FILE").expect("file"));
         let (before_put, put_peak, mut reset) = match mode {
             "inmem" => {
                 let bytes = std::fs::read(&path).expect("source file");
                 let item = item_with(&key, AttributeValue::B(bytes));
-                let before = proc_status("VmRSS");
-                let reset = reset_peak();
+                let before = memory::rss();
+                let reset = memory::reset_peak();
                 dynaslice_host::put(&client, &table, &item, &PutOptions::default(), &())
                     .await
                     .expect("put");
-                let peak = proc_status("VmHWM");
+                let peak = memory::peak();
                 drop(item);
                 (before, peak, reset)
             }
             "stream" => {
                 let file = tokio::fs::File::open(&path).await.expect("source file");
                 let len = file.metadata().await.expect("metadata").len();
-                let before = proc_status("VmRSS");
-                let reset = reset_peak();
+                let before = memory::rss();
+                let reset = memory::reset_peak();
                 dynaslice_host::put_reader(
                     &client,
                     &table,
@@ -793,12 +738,12 @@ fn memory_child(mode: &str) {
                 )
                 .await
                 .expect("put_reader");
-                (before, proc_status("VmHWM"), reset)
+                (before, memory::peak(), reset)
             }
             other => panic!("DYNASLICE_BENCH_MEMORY={other}: expected inmem or stream"),
         };
-        let before_get = proc_status("VmRSS");
-        reset &= reset_peak();
+        let before_get = memory::rss();
+        reset &= memory::reset_peak();
         let fetched = dynaslice_host::get(
             &client,
             &table,
@@ -809,7 +754,7 @@ fn memory_child(mode: &str) {
         .await
         .expect("get")
         .expect("the item is there");
-        let get_peak = proc_status("VmHWM");
+        let get_peak = memory::peak();
         match fetched.item.get(BODY) {
             Some(AttributeValue::B(b)) => assert_eq!(b.len(), MEMORY_BYTES),
             _ => panic!("no body"),

@@ -38,11 +38,17 @@ fn upstream() -> SocketAddr {
 }
 
 /// Limits so high they never bind.
-const UNLIMITED: Limit = Limit {
-    write_per_s: 1e9,
-    read_per_s: 1e9,
-    burst_s: 1.0,
-};
+const UNLIMITED: Limit = limit(1e9, 1e9);
+
+/// `write_per_s` and `read_per_s` units a second with one second of burst,
+/// so that a test of a few seconds sees the rate.
+const fn limit(write_per_s: f64, read_per_s: f64) -> Limit {
+    Limit {
+        write_per_s,
+        read_per_s,
+        burst_s: 1.0,
+    }
+}
 
 fn model(partition: Limit, table: Limit, mode: Mode) -> Model {
     Model {
@@ -117,6 +123,15 @@ fn sdk_key(pk: &str, sk: Option<&str>) -> std::collections::HashMap<String, Sdk>
     key
 }
 
+/// A strongly consistent read of `keys`, for BatchGetItem.
+fn consistent_keys(keys: Vec<std::collections::HashMap<String, Sdk>>) -> KeysAndAttributes {
+    KeysAndAttributes::builder()
+        .set_keys(Some(keys))
+        .consistent_read(true)
+        .build()
+        .expect("keys")
+}
+
 async fn put(client: &Client, table: &str, item: &Item) -> Result<(), String> {
     client
         .put_item()
@@ -149,11 +164,7 @@ async fn stored(table: &str, pk: &str, sk: Option<&str>) -> bool {
 /// admitted put is metered at exactly its units.
 #[tokio::test]
 async fn a_hot_key_is_throttled_at_the_partition_rate() {
-    let partition = Limit {
-        write_per_s: 20.0,
-        read_per_s: 60.0,
-        burst_s: 1.0,
-    };
+    let partition = limit(20.0, 60.0);
     let (proxy, client) = start(model(partition, UNLIMITED, Mode::Throttle)).await;
     let table = create_table(&client, false).await;
     let item = item_of_size("hot", None, 1_500); // 2 write units
@@ -198,16 +209,8 @@ async fn a_hot_key_is_throttled_at_the_partition_rate() {
 /// the admitted units exceed what one partition could take.
 #[tokio::test]
 async fn a_spread_workload_reaches_the_table_limit_not_the_partition_limit() {
-    let partition = Limit {
-        write_per_s: 20.0,
-        read_per_s: 60.0,
-        burst_s: 1.0,
-    };
-    let table_limit = Limit {
-        write_per_s: 60.0,
-        read_per_s: 180.0,
-        burst_s: 1.0,
-    };
+    let partition = limit(20.0, 60.0);
+    let table_limit = limit(60.0, 180.0);
     let (proxy, client) = start(model(partition, table_limit, Mode::Throttle)).await;
     let table = create_table(&client, false).await;
     let before = proxy.counts();
@@ -266,11 +269,7 @@ async fn a_spread_workload_reaches_the_table_limit_not_the_partition_limit() {
 #[tokio::test]
 async fn a_batch_over_the_limit_hands_back_exactly_the_items_over_it() {
     // 10 write units of burst; items of 3 units: three fit, two do not.
-    let table_limit = Limit {
-        write_per_s: 10.0,
-        read_per_s: 4.0,
-        burst_s: 1.0,
-    };
+    let table_limit = limit(10.0, 4.0);
     let (proxy, client) = start(model(UNLIMITED, table_limit, Mode::Throttle)).await;
     let table = create_table(&client, false).await;
     let requests: Vec<WriteRequest> = (0..5)
@@ -337,14 +336,7 @@ async fn a_batch_over_the_limit_hands_back_exactly_the_items_over_it() {
         .collect();
     let output = client
         .batch_get_item()
-        .request_items(
-            &table,
-            KeysAndAttributes::builder()
-                .set_keys(Some(six.clone()))
-                .consistent_read(true)
-                .build()
-                .expect("keys"),
-        )
+        .request_items(&table, consistent_keys(six.clone()))
         .send()
         .await
         .expect("a partial batch get is a success");
@@ -505,14 +497,7 @@ async fn reads_and_writes_are_metered_as_the_server_reports() {
         .collect();
     let output = client
         .batch_get_item()
-        .request_items(
-            &table,
-            KeysAndAttributes::builder()
-                .set_keys(Some(keys))
-                .consistent_read(true)
-                .build()
-                .expect("keys"),
-        )
+        .request_items(&table, consistent_keys(keys))
         .return_consumed_capacity(ReturnConsumedCapacity::Total)
         .send()
         .await
@@ -561,11 +546,7 @@ async fn reads_and_writes_are_metered_as_the_server_reports() {
 /// the latency is added to every request.
 #[tokio::test]
 async fn wait_mode_delays_instead_of_refusing() {
-    let partition = Limit {
-        write_per_s: 20.0,
-        read_per_s: 60.0,
-        burst_s: 1.0,
-    };
+    let partition = limit(20.0, 60.0);
     let mut settings = model(partition, UNLIMITED, Mode::Wait);
     settings.latency = Latency {
         base: Duration::from_millis(20),

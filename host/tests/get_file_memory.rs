@@ -11,9 +11,10 @@
 //! too: its own memory for the requests in flight counts against the read.
 
 mod common;
+#[path = "support/memory.rs"]
+mod memory;
 
-use dynaslice_core::{CodecChoice, Compression};
-use dynaslice_host::{GetOptions, LayoutKind, PutOptions};
+use dynaslice_host::{GetOptions, LayoutKind};
 
 /// The file streamed back.
 const FILE_BYTES: usize = 256 << 20;
@@ -22,64 +23,17 @@ const FILE_BYTES: usize = 256 << 20;
 /// What is printed is what to compare with the 64 MiB target.
 const MAX_PEAK_ABOVE_BASELINE: u64 = (FILE_BYTES / 4) as u64;
 
-fn proc_status(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or(0, |kb| kb * 1024)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_256_mib_file_streams_back_in_bounded_memory() {
     let client = common::client();
     let table = common::fresh_table(&client, "getfile-memory", LayoutKind::ChunkTable).await;
     let key = common::key(LayoutKind::ChunkTable, "big");
-    let dir = std::env::temp_dir().join(format!(
-        "dynaslice-test-getfile-memory-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let source = dir.join("source.bin");
-    let digest = {
-        let bytes = common::noise(26, FILE_BYTES);
-        std::fs::write(&source, &bytes).unwrap();
-        dynaslice_core::digest::digest(&bytes)
-    };
-    let file = tokio::fs::File::open(&source).await.unwrap();
-    let options = PutOptions {
-        compression: CodecChoice::Fixed(Compression::NONE),
-        max_item_bytes: 2 * FILE_BYTES,
-        ..PutOptions::default()
-    };
-    dynaslice_host::put_reader(
-        &client,
-        &table,
-        key.clone(),
-        "data",
-        file,
-        FILE_BYTES as u64,
-        &options,
-        &(),
-    )
-    .await
-    .expect("put");
-    std::fs::remove_file(&source).unwrap();
+    let dir = common::fresh_temp_dir("getfile-memory");
+    let digest = common::put_noise_from_file(&client, &table, &key, &dir, 26, FILE_BYTES).await;
 
     let out = dir.join("back.bin");
-    let baseline = proc_status("VmRSS");
-    assert!(
-        std::fs::write("/proc/self/clear_refs", "5").is_ok(),
-        "the peak can be reset"
-    );
+    let baseline = memory::rss();
+    assert!(memory::reset_peak(), "the peak can be reset");
     let outcome = dynaslice_host::get_file(
         &client,
         &table,
@@ -92,7 +46,7 @@ async fn a_256_mib_file_streams_back_in_bounded_memory() {
     .await
     .expect("get_file")
     .expect("found");
-    let peak = proc_status("VmHWM");
+    let peak = memory::peak();
     let above = peak.saturating_sub(baseline);
     println!(
         "get_file of {} MiB: RSS before {:.1} MB, peak {:.1} MB, peak above baseline {:.1} MB (MB = 10^6 bytes)",

@@ -14,9 +14,11 @@
 //! too: its own memory for the requests in flight counts against the read.
 
 mod common;
+#[path = "support/memory.rs"]
+mod memory;
 
-use dynaslice_core::{AttributeValue, CodecChoice, Compression};
-use dynaslice_host::{GetOptions, LayoutKind, PutOptions};
+use dynaslice_core::AttributeValue;
+use dynaslice_host::{GetOptions, LayoutKind};
 
 /// The item's one large attribute: beyond the default 64 MiB limit, which
 /// both the put and the get raise.
@@ -27,70 +29,25 @@ const ITEM_BYTES: usize = 128 << 20;
 /// on both sides with the embedded store, and the allocator's slack).
 const MAX_PEAK_PER_ITEM: f64 = 2.3;
 
-fn proc_status(field: &str) -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
-        .and_then(|rest| {
-            rest.trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<u64>()
-                .ok()
-        })
-        .map_or(0, |kb| kb * 1024)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn a_128_mib_item_reads_back_at_about_twice_its_size() {
     let client = common::client();
     let table = common::fresh_table(&client, "get-memory", LayoutKind::ChunkTable).await;
     let key = common::key(LayoutKind::ChunkTable, "big");
-    let dir =
-        std::env::temp_dir().join(format!("dynaslice-test-get-memory-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let source = dir.join("source.bin");
-    let digest = {
-        let bytes = common::noise(27, ITEM_BYTES);
-        std::fs::write(&source, &bytes).unwrap();
-        dynaslice_core::digest::digest(&bytes)
-    };
-    let file = tokio::fs::File::open(&source).await.unwrap();
-    let put_options = PutOptions {
-        compression: CodecChoice::Fixed(Compression::NONE),
-        max_item_bytes: 2 * ITEM_BYTES,
-        ..PutOptions::default()
-    };
-    dynaslice_host::put_reader(
-        &client,
-        &table,
-        key.clone(),
-        "data",
-        file,
-        ITEM_BYTES as u64,
-        &put_options,
-        &(),
-    )
-    .await
-    .expect("put");
-    std::fs::remove_file(&source).unwrap();
+    let dir = common::fresh_temp_dir("get-memory");
+    let digest = common::put_noise_from_file(&client, &table, &key, &dir, 27, ITEM_BYTES).await;
 
     let get_options = GetOptions {
         max_item_bytes: 2 * ITEM_BYTES,
         ..GetOptions::default()
     };
-    let baseline = proc_status("VmRSS");
-    assert!(
-        std::fs::write("/proc/self/clear_refs", "5").is_ok(),
-        "the peak can be reset"
-    );
+    let baseline = memory::rss();
+    assert!(memory::reset_peak(), "the peak can be reset");
     let fetched = dynaslice_host::get(&client, &table, &key, &get_options, &())
         .await
         .expect("get")
         .expect("found");
-    let peak = proc_status("VmHWM");
+    let peak = memory::peak();
     let above = peak.saturating_sub(baseline);
     let ratio = above as f64 / ITEM_BYTES as f64;
     println!(

@@ -22,8 +22,8 @@ use aws_sdk_dynamodb::config::http::HttpResponse;
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue as Sdk, BillingMode, KeySchemaElement, KeyType as SdkKey,
-    ReturnConsumedCapacity, ScalarAttributeType,
+    AttributeDefinition, AttributeValue as Sdk, BillingMode, ConsumedCapacity, KeySchemaElement,
+    KeyType as SdkKey, ReturnConsumedCapacity, ScalarAttributeType,
 };
 use dynaslice_host::RetryPolicy;
 
@@ -97,6 +97,28 @@ pub fn chunk_len(pk: &str) -> usize {
     ITEM_LIMIT - ("pk".len() + pk.len()) - ("sk".len() + sk_max) - "data".len()
 }
 
+/// A chunk item read back: the number in its sort key `chunk-N`, and its
+/// data.
+pub fn numbered_chunk(mut item: HashMap<String, Sdk>) -> (u64, Vec<u8>) {
+    let number = match item.get("sk") {
+        Some(Sdk::S(sk)) => sk
+            .strip_prefix("chunk-")
+            .and_then(|n| n.parse::<u64>().ok())
+            .expect("sort key chunk-N"),
+        _ => panic!("no sort key"),
+    };
+    let data = match item.remove("data") {
+        Some(Sdk::B(blob)) => blob.into_inner(),
+        _ => panic!("no data"),
+    };
+    (number, data)
+}
+
+/// The units a request consumed, as its answer reports them (0 if not).
+fn capacity_units(consumed: Option<&ConsumedCapacity>) -> f64 {
+    consumed.and_then(|c| c.capacity_units).unwrap_or(0.0)
+}
+
 /// Writes `bytes` as `chunk-1`, `chunk-2`, ... with one PutItem each, in
 /// order; returns the write units consumed and the chunk count.
 pub async fn put(
@@ -120,10 +142,7 @@ pub async fn put(
         let output = retrying(throttles, || request.clone().send())
             .await
             .expect("baseline PutItem");
-        units += output
-            .consumed_capacity
-            .and_then(|c| c.capacity_units)
-            .unwrap_or(0.0);
+        units += capacity_units(output.consumed_capacity.as_ref());
     }
     (units, count)
 }
@@ -147,25 +166,14 @@ pub async fn get(client: &Client, table: &str, pk: &str, throttles: &AtomicU64) 
         let output = retrying(throttles, || request.clone().send())
             .await
             .expect("baseline Query");
-        units += output
-            .consumed_capacity
-            .as_ref()
-            .and_then(|c| c.capacity_units)
-            .unwrap_or(0.0);
-        for mut item in output.items.unwrap_or_default() {
-            let number = match item.get("sk") {
-                Some(Sdk::S(sk)) => sk
-                    .strip_prefix("chunk-")
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .expect("sort key chunk-N"),
-                _ => panic!("no sort key"),
-            };
-            let data = match item.remove("data") {
-                Some(Sdk::B(blob)) => blob.into_inner(),
-                _ => panic!("no data"),
-            };
-            chunks.push((number, data));
-        }
+        units += capacity_units(output.consumed_capacity.as_ref());
+        chunks.extend(
+            output
+                .items
+                .unwrap_or_default()
+                .into_iter()
+                .map(numbered_chunk),
+        );
         match output.last_evaluated_key {
             Some(key) if !key.is_empty() => start = Some(key),
             _ => break,

@@ -17,7 +17,7 @@ use aws_sdk_dynamodb::types::{AttributeValue as Sdk, KeysAndAttributes, PutReque
 use dynaslice_host::RetryPolicy;
 use futures::StreamExt;
 
-use crate::aws_sample::{chunk_len, retrying};
+use crate::aws_sample::{chunk_len, numbered_chunk, retrying};
 
 /// Requests in flight at once, as many as dynaslice's default.
 pub const IN_FLIGHT: usize = 8;
@@ -34,6 +34,37 @@ pub struct Met {
     pub throttles: AtomicU64,
     /// Items or keys handed back unprocessed.
     pub unprocessed: AtomicU64,
+}
+
+/// The rounds of one batch: each round's requests handed back unprocessed
+/// are counted, and sent again after the host's default backoff.
+struct Rounds<'a> {
+    met: &'a Met,
+    policy: RetryPolicy,
+    retry: u32,
+}
+
+impl<'a> Rounds<'a> {
+    fn new(met: &'a Met) -> Self {
+        Rounds {
+            met,
+            policy: RetryPolicy::default(),
+            retry: 0,
+        }
+    }
+
+    /// Counts `count` requests handed back and, if any were, sleeps the
+    /// backoff before the next round.
+    async fn handed_back(&mut self, count: usize) {
+        if count == 0 {
+            return;
+        }
+        self.met
+            .unprocessed
+            .fetch_add(count as u64, Ordering::Relaxed);
+        tokio::time::sleep(self.policy.backoff(self.retry)).await;
+        self.retry += 1;
+    }
 }
 
 fn key(pk: &str, n: usize) -> HashMap<String, Sdk> {
@@ -71,8 +102,7 @@ pub async fn put(client: &Client, table: &str, pk: &str, bytes: &[u8], met: &Met
         .collect();
     futures::stream::iter(batches)
         .map(|mut pending| async move {
-            let policy = RetryPolicy::default();
-            let mut retry = 0;
+            let mut rounds = Rounds::new(met);
             while !pending.is_empty() {
                 let output = retrying(&met.throttles, || {
                     client
@@ -86,12 +116,7 @@ pub async fn put(client: &Client, table: &str, pk: &str, bytes: &[u8], met: &Met
                     .unprocessed_items
                     .and_then(|mut u| u.remove(table))
                     .unwrap_or_default();
-                if !pending.is_empty() {
-                    met.unprocessed
-                        .fetch_add(pending.len() as u64, Ordering::Relaxed);
-                    tokio::time::sleep(policy.backoff(retry)).await;
-                    retry += 1;
-                }
+                rounds.handed_back(pending.len()).await;
             }
         })
         .buffer_unordered(IN_FLIGHT)
@@ -106,8 +131,7 @@ pub async fn get(client: &Client, table: &str, pk: &str, count: usize, met: &Met
     let keys: Vec<HashMap<String, Sdk>> = (1..=count).map(|n| key(pk, n)).collect();
     let groups: Vec<Vec<(u64, Vec<u8>)>> = futures::stream::iter(keys.chunks(KEYS_PER_GET))
         .map(|group| async move {
-            let policy = RetryPolicy::default();
-            let mut retry = 0;
+            let mut rounds = Rounds::new(met);
             let mut pending = group.to_vec();
             let mut got = Vec::new();
             while !pending.is_empty() {
@@ -124,35 +148,14 @@ pub async fn get(client: &Client, table: &str, pk: &str, count: usize, met: &Met
                 })
                 .await
                 .expect("baseline BatchGetItem");
-                for mut item in output
-                    .responses
-                    .and_then(|mut r| r.remove(table))
-                    .unwrap_or_default()
-                {
-                    let number = match item.get("sk") {
-                        Some(Sdk::S(sk)) => sk
-                            .strip_prefix("chunk-")
-                            .and_then(|n| n.parse::<u64>().ok())
-                            .expect("sort key chunk-N"),
-                        _ => panic!("no sort key"),
-                    };
-                    let data = match item.remove("data") {
-                        Some(Sdk::B(blob)) => blob.into_inner(),
-                        _ => panic!("no data"),
-                    };
-                    got.push((number, data));
-                }
+                let items = output.responses.and_then(|mut r| r.remove(table));
+                got.extend(items.unwrap_or_default().into_iter().map(numbered_chunk));
                 pending = output
                     .unprocessed_keys
                     .and_then(|mut u| u.remove(table))
                     .map(|k| k.keys)
                     .unwrap_or_default();
-                if !pending.is_empty() {
-                    met.unprocessed
-                        .fetch_add(pending.len() as u64, Ordering::Relaxed);
-                    tokio::time::sleep(policy.backoff(retry)).await;
-                    retry += 1;
-                }
+                rounds.handed_back(pending.len()).await;
             }
             got
         })

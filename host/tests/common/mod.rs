@@ -129,6 +129,56 @@ pub fn noise(seed: u64, len: usize) -> Vec<u8> {
     bytes
 }
 
+/// An empty directory of this test process's own under the system's
+/// temporary directory, named after `what`.
+pub fn fresh_temp_dir(what: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("dynaslice-test-{what}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Stores `len` bytes of [`noise`] from `seed`, uncompressed, as the `data`
+/// attribute of `key`, streamed with `put_reader` from a file in `dir`
+/// (removed again): unlike `put`, no freed copy of the item is left in
+/// this process's memory, so a memory test's baseline does not hold one.
+/// Returns the bytes' digest.
+pub async fn put_noise_from_file(
+    client: &Client,
+    table: &TableConfig,
+    key: &Item,
+    dir: &std::path::Path,
+    seed: u64,
+    len: usize,
+) -> u64 {
+    let source = dir.join("source.bin");
+    let digest = {
+        let bytes = noise(seed, len);
+        std::fs::write(&source, &bytes).unwrap();
+        dynaslice_core::digest::digest(&bytes)
+    };
+    let file = tokio::fs::File::open(&source).await.unwrap();
+    let options = dynaslice_host::PutOptions {
+        compression: dynaslice_core::CodecChoice::Fixed(dynaslice_core::Compression::NONE),
+        max_item_bytes: 2 * len,
+        ..dynaslice_host::PutOptions::default()
+    };
+    dynaslice_host::put_reader(
+        client,
+        table,
+        key.clone(),
+        "data",
+        file,
+        len as u64,
+        &options,
+        &(),
+    )
+    .await
+    .expect("put");
+    std::fs::remove_file(&source).unwrap();
+    digest
+}
+
 /// A realistic compressible JSON document of about `len` bytes: an order
 /// history with repeated field names and varied values.
 pub fn order_history(seed: u64, len: usize) -> String {

@@ -94,8 +94,8 @@ use std::time::Duration;
 use buckets::{BucketId, Buckets, Refusal};
 use meter::{Charge, Effect, ItemKey, Known, Metered, Op, Schema, SizeMap};
 use relay::{
-    BatchOp, Conn, Framing, Message, Upstream, bad_gateway, batch_entries, error_answer,
-    merge_unprocessed, send_answer, split_batch,
+    BatchOp, Message, Upstream, bad_gateway, batch_entries, error_answer, merge_unprocessed,
+    split_batch,
 };
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
@@ -414,29 +414,27 @@ pub async fn start(upstream: SocketAddr, model: Model) -> CapacityModel {
     }
 }
 
-/// Serves one client connection, one request at a time.
+/// Serves one client connection, one request at a time, each answered
+/// after the model's latency.
 async fn serve_client(shared: Arc<Shared>, client: TcpStream) {
-    let mut client = Conn::new(client);
-    let mut upstream = Upstream::new(shared.upstream);
-    loop {
-        let request = match client.read_message(Framing::Request).await {
-            Ok(Some(request)) => request,
-            Ok(None) | Err(_) => return,
-        };
-        shared.counts.lock().unwrap().requests += 1;
-        let (answer, answer_body) = handle(&shared, &mut upstream, &request).await;
-        let latency = shared
-            .model
-            .lock()
-            .unwrap()
-            .latency
-            .of(request.body.len(), answer_body);
-        shared.counts.lock().unwrap().latency += latency;
-        tokio::time::sleep(latency).await;
-        if !send_answer(&mut client, &request, &answer).await {
-            return;
-        }
-    }
+    let upstream = shared.upstream;
+    relay::serve_requests(client, upstream, |request, upstream| {
+        let shared = shared.clone();
+        Box::pin(async move {
+            shared.counts.lock().unwrap().requests += 1;
+            let (answer, answer_body) = handle(&shared, upstream, request).await;
+            let latency = shared
+                .model
+                .lock()
+                .unwrap()
+                .latency
+                .of(request.body.len(), answer_body);
+            shared.counts.lock().unwrap().latency += latency;
+            tokio::time::sleep(latency).await;
+            Some(answer)
+        })
+    })
+    .await;
 }
 
 /// The answer to one request, and its body's length (for the latency).

@@ -42,8 +42,8 @@
 mod relay;
 
 use relay::{
-    BatchOp, Conn, Framing, Message, Partial, Upstream, bad_gateway, batch_entries, error_answer,
-    merge_unprocessed, send_answer, split_batch,
+    BatchOp, Message, Partial, Upstream, bad_gateway, batch_entries, error_answer,
+    merge_unprocessed, split_batch,
 };
 use serde_json::Value;
 use std::collections::HashSet;
@@ -282,79 +282,75 @@ enum Fault {
 /// Serves one client connection: one request at a time, until either side
 /// closes it or a drop fault does.
 async fn serve_client(shared: Arc<Shared>, client: TcpStream) {
-    let mut client = Conn::new(client);
-    let mut upstream = Upstream::new(shared.upstream);
-    loop {
-        let request = match client.read_message(Framing::Request).await {
-            Ok(Some(request)) => request,
-            // The client closed (or sent garbage): nothing to answer.
-            Ok(None) | Err(_) => return,
-        };
-        bump(&shared.counters.requests);
-        let counters = &shared.counters;
-        let head_request = request.method() == "HEAD";
+    let upstream = shared.upstream;
+    relay::serve_requests(client, upstream, |request, upstream| {
+        let shared = shared.clone();
+        Box::pin(async move { answer(&shared, upstream, request).await })
+    })
+    .await;
+}
 
-        // What goes back to the client; `None` closes the connection instead.
-        let answer: Option<Vec<u8>> = match shared.choose(&request) {
-            None => match forward(&shared, &mut upstream, &request.raw, head_request).await {
-                Ok(response) => Some(response.raw),
-                Err(error) => Some(upstream_error(&shared, &error)),
-            },
-            Some(Fault::Throttle) => {
-                bump(&counters.throttled);
-                Some(error_answer(
-                    400,
-                    "ProvisionedThroughputExceededException",
-                    "The level of configured provisioned throughput for the table was exceeded. \
-                     Consider increasing your provisioning level with the UpdateTable API. \
-                     (injected by fault_proxy)",
-                ))
+/// What goes back to the client for `request`; `None` closes the
+/// connection instead.
+async fn answer(shared: &Shared, upstream: &mut Upstream, request: &Message) -> Option<Vec<u8>> {
+    bump(&shared.counters.requests);
+    let counters = &shared.counters;
+    let head_request = request.method() == "HEAD";
+    match shared.choose(request) {
+        None => match forward(shared, upstream, &request.raw, head_request).await {
+            Ok(response) => Some(response.raw),
+            Err(error) => Some(upstream_error(shared, &error)),
+        },
+        Some(Fault::Throttle) => {
+            bump(&counters.throttled);
+            Some(error_answer(
+                400,
+                "ProvisionedThroughputExceededException",
+                "The level of configured provisioned throughput for the table was exceeded. \
+                 Consider increasing your provisioning level with the UpdateTable API. \
+                 (injected by fault_proxy)",
+            ))
+        }
+        Some(Fault::InternalErrorBefore) => {
+            bump(&counters.internal_errors_before);
+            Some(internal_error())
+        }
+        Some(Fault::InternalErrorAfter) => {
+            match forward(shared, upstream, &request.raw, head_request).await {
+                Ok(_) => {
+                    bump(&counters.internal_errors_after);
+                    Some(internal_error())
+                }
+                Err(error) => Some(upstream_error(shared, &error)),
             }
-            Some(Fault::InternalErrorBefore) => {
-                bump(&counters.internal_errors_before);
-                Some(internal_error())
+        }
+        Some(Fault::DropBefore) => {
+            bump(&counters.dropped_before);
+            None
+        }
+        Some(Fault::DropAfter) => {
+            match forward(shared, upstream, &request.raw, head_request).await {
+                Ok(_) => {
+                    bump(&counters.dropped_after);
+                    None
+                }
+                Err(error) => Some(upstream_error(shared, &error)),
             }
-            Some(Fault::InternalErrorAfter) => {
-                match forward(&shared, &mut upstream, &request.raw, head_request).await {
-                    Ok(_) => {
-                        bump(&counters.internal_errors_after);
-                        Some(internal_error())
+        }
+        Some(Fault::PartialBatch(partial)) => {
+            let forwarded = request.rebuild(&partial.forwarded_body);
+            match forward(shared, upstream, &forwarded, head_request).await {
+                Ok(response) => match merge_unprocessed(&partial, &response) {
+                    Ok(Some(merged)) => {
+                        bump(&counters.partial_batches);
+                        Some(merged)
                     }
-                    Err(error) => Some(upstream_error(&shared, &error)),
-                }
+                    // The upstream refused the smaller batch: let the client see why.
+                    Ok(None) => Some(response.raw),
+                    Err(error) => Some(upstream_error(shared, &error)),
+                },
+                Err(error) => Some(upstream_error(shared, &error)),
             }
-            Some(Fault::DropBefore) => {
-                bump(&counters.dropped_before);
-                return;
-            }
-            Some(Fault::DropAfter) => {
-                match forward(&shared, &mut upstream, &request.raw, head_request).await {
-                    Ok(_) => {
-                        bump(&counters.dropped_after);
-                        return;
-                    }
-                    Err(error) => Some(upstream_error(&shared, &error)),
-                }
-            }
-            Some(Fault::PartialBatch(partial)) => {
-                let forwarded = request.rebuild(&partial.forwarded_body);
-                match forward(&shared, &mut upstream, &forwarded, head_request).await {
-                    Ok(response) => match merge_unprocessed(&partial, &response) {
-                        Ok(Some(merged)) => {
-                            bump(&counters.partial_batches);
-                            Some(merged)
-                        }
-                        // The upstream refused the smaller batch: let the client see why.
-                        Ok(None) => Some(response.raw),
-                        Err(error) => Some(upstream_error(&shared, &error)),
-                    },
-                    Err(error) => Some(upstream_error(&shared, &error)),
-                }
-            }
-        };
-        let Some(answer) = answer else { return };
-        if !send_answer(&mut client, &request, &answer).await {
-            return;
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The plumbing of the host tests' loopback DynamoDB proxies
 //! (`fault_proxy.rs`, `capacity_model.rs`): reading and writing HTTP/1.1
-//! messages as the AWS SDK frames them, relaying a request to the upstream
-//! server, answering in DynamoDB's error shape, and splitting a batch into a
+//! messages as the AWS SDK frames them, serving a client connection one
+//! request at a time, relaying a request to the upstream server, answering
+//! in DynamoDB's error shape, and splitting a batch into a
 //! part to forward and a part to hand back as `UnprocessedItems` /
 //! `UnprocessedKeys`.
 //!
@@ -26,6 +27,7 @@ use std::collections::HashSet;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
@@ -65,6 +67,36 @@ where
         }
     });
     (addr, accept)
+}
+
+/// What goes back to one request, once worked out: the raw answer, or
+/// `None` to close the connection without one. Boxed so that a proxy's
+/// answer can borrow the request and the upstream and still be `Send`.
+pub type Answer<'a> = Pin<Box<dyn Future<Output = Option<Vec<u8>>> + Send + 'a>>;
+
+/// Serves one client connection, one request at a time, until either side
+/// closes it: `answer` gives what goes back to each request, asking the
+/// upstream through the connection's own [`Upstream`] as it needs.
+pub async fn serve_requests(
+    client: TcpStream,
+    upstream: SocketAddr,
+    mut answer: impl for<'a> FnMut(&'a Message, &'a mut Upstream) -> Answer<'a>,
+) {
+    let mut client = Conn::new(client);
+    let mut upstream = Upstream::new(upstream);
+    loop {
+        let request = match client.read_message(Framing::Request).await {
+            Ok(Some(request)) => request,
+            // The client closed (or sent garbage): nothing to answer.
+            Ok(None) | Err(_) => return,
+        };
+        let Some(answer) = answer(&request, &mut upstream).await else {
+            return;
+        };
+        if !send_answer(&mut client, &request, &answer).await {
+            return;
+        }
+    }
 }
 
 /// Writes `answer` to the client; `false` when the connection is finished:
