@@ -26,6 +26,17 @@ fn ok(args: &[&str]) -> Run {
     cli_run::ok(command(args), args)
 }
 
+/// `args` after `--endpoint <endpoint>`.
+fn with_endpoint(endpoint: &str, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["--endpoint".to_string(), endpoint.to_string()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    all
+}
+
+fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
 /// Fails with exactly one line on stderr naming `code`.
 fn fails(args: &[&str], code: &str) -> Run {
     cli_run::fails(command(args), args, code)
@@ -36,18 +47,9 @@ fn every_command_against_a_server() {
     let endpoint = common::endpoint();
     let dir = tempdir("cli");
     let table = common::table_name("cli");
-    let at = |rest: &[&str]| -> Vec<String> {
-        let mut args = vec!["--endpoint".to_string(), endpoint.to_string()];
-        args.extend(rest.iter().map(|s| s.to_string()));
-        args
-    };
-    let run = |rest: &[&str]| ok(&at(rest).iter().map(String::as_str).collect::<Vec<_>>());
-    let fail = |rest: &[&str], code: &str| {
-        fails(
-            &at(rest).iter().map(String::as_str).collect::<Vec<_>>(),
-            code,
-        )
-    };
+    let at = |rest: &[&str]| with_endpoint(endpoint, rest);
+    let run = |rest: &[&str]| ok(&strs(&at(rest)));
+    let fail = |rest: &[&str], code: &str| fails(&strs(&at(rest)), code);
 
     let created = run(&[
         "tables",
@@ -247,18 +249,9 @@ fn put_overwrites_by_default_and_locks_with_if_flags() {
     let endpoint = common::endpoint();
     let dir = tempdir("ifflags");
     let table = common::table_name("ifflags");
-    let at = |rest: &[&str]| -> Vec<String> {
-        let mut args = vec!["--endpoint".to_string(), endpoint.to_string()];
-        args.extend(rest.iter().map(|s| s.to_string()));
-        args
-    };
-    let run = |rest: &[&str]| ok(&at(rest).iter().map(String::as_str).collect::<Vec<_>>());
-    let fail = |rest: &[&str], code: &str| {
-        fails(
-            &at(rest).iter().map(String::as_str).collect::<Vec<_>>(),
-            code,
-        )
-    };
+    let at = |rest: &[&str]| with_endpoint(endpoint, rest);
+    let run = |rest: &[&str]| ok(&strs(&at(rest)));
+    let fail = |rest: &[&str], code: &str| fails(&strs(&at(rest)), code);
     run(&[
         "tables",
         "create",
