@@ -23,7 +23,7 @@ use crate::send::Sender;
 /// carry 16 MB each (DynamoDB's bound), which next to a 64 MiB item would
 /// be most of it, and one such request is one long wait: small requests
 /// in flight together overlap their latency.
-pub const CHUNKS_PER_REQUEST: u32 = 2;
+pub const CHUNKS_PER_REQUEST: u32 = 1;
 
 /// The most requests ahead of the reader, whatever the sender's pace
 /// allows (it adapts to throttling below this): a read's memory stays

@@ -90,7 +90,7 @@ pub async fn get(
     progress: &dyn Progress,
 ) -> Result<Option<Fetched>, HostError> {
     let key = check_key(table, key)?;
-    let sender = Sender::new(client, options.retry, options.concurrency);
+    let sender = Sender::for_reads(client, options.retry, options.concurrency);
     let target = table.target_within(options.max_item_bytes);
     let mut reassemble_options = ReassembleOptions::new(&table.key, &table.layout);
     reassemble_options.max_raw_bytes = options.max_item_bytes;

@@ -69,7 +69,7 @@ pub async fn get_file(
     progress: &dyn Progress,
 ) -> Result<Option<FileOutcome>, HostError> {
     let key = check_key(table, key)?;
-    let sender = Sender::new(client, options.retry, options.concurrency);
+    let sender = Sender::for_reads(client, options.retry, options.concurrency);
     // The attribute streams whatever its size; the manifest is still read
     // (and checked) to report it, with no limit on the raw length.
     let target = table.target_within(usize::MAX);

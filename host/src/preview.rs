@@ -59,7 +59,7 @@ pub async fn preview(
     options: &GetOptions,
 ) -> Result<Option<Preview>, HostError> {
     let key = check_key(table, key)?;
-    let sender = Sender::new(client, options.retry, options.concurrency);
+    let sender = Sender::for_reads(client, options.retry, options.concurrency);
     let target = table.target_within(options.max_item_bytes);
     let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
         return Ok(None);

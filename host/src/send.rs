@@ -66,7 +66,8 @@ impl Consumed {
 }
 
 /// The most batch requests in flight at once when the caller does not say.
-/// Each sender starts at [`crate::pace::INITIAL_LIMIT`] and adapts between 1
+/// Each sender starts at [`crate::pace::INITIAL_LIMIT`] (readers at
+/// [`crate::pace::INITIAL_READ_LIMIT`]) and adapts between 1
 /// and this to throttling.
 pub const DEFAULT_CONCURRENCY: usize = 16;
 
@@ -80,10 +81,21 @@ impl<'a> Sender<'a> {
     /// A sender with its own capacity count and pace, at most `concurrency`
     /// batch requests in flight.
     pub fn new(client: &'a Client, retry: RetryPolicy, concurrency: usize) -> Self {
+        Self::with_pace(client, retry, Pace::new(concurrency))
+    }
+
+    /// A sender for reading chunks: it starts with the whole read window in
+    /// flight ([`crate::pace::INITIAL_READ_LIMIT`]).
+    pub fn for_reads(client: &'a Client, retry: RetryPolicy, concurrency: usize) -> Self {
+        let pace = Pace::starting_at(crate::pace::INITIAL_READ_LIMIT, concurrency);
+        Self::with_pace(client, retry, pace)
+    }
+
+    fn with_pace(client: &'a Client, retry: RetryPolicy, pace: Pace) -> Self {
         Self {
             client,
             retry,
-            pace: Arc::new(Pace::new(concurrency)),
+            pace: Arc::new(pace),
             consumed: Arc::default(),
             clock: Arc::default(),
         }
