@@ -4,11 +4,12 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::codec::{self, Codec, CodecError, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES, FrameHeader};
+use crate::codec::{
+    self, Codec, CodecError, Compression, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES, FrameHeader,
+};
 use crate::cutter::Cutter;
 use crate::digest::Digester;
 use crate::encoding::EncodedStream;
-use crate::split::CodecChoice;
 
 /// The stored frame: uncompressed, cut straight from the encoded stream's
 /// pieces (the payload is copied once, into the chunks), or compressed.
@@ -25,14 +26,11 @@ pub(crate) enum Payload<'a> {
 }
 
 impl<'a> Payload<'a> {
+    /// Frames `stream`, compressed with `compression`.
     pub(crate) fn new(
         stream: &'a EncodedStream<'a>,
-        choice: CodecChoice,
+        compression: Compression,
     ) -> Result<Self, CodecError> {
-        let compression = match choice {
-            CodecChoice::Fixed(c) => c,
-            CodecChoice::Auto => codec::choose_for_sample(stream.len(), &codec::sample_of(stream)),
-        };
         if compression.codec == Codec::None {
             let header = FrameHeader {
                 codec: Codec::None,

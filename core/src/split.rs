@@ -5,8 +5,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::codec::{Codec, CodecError, Compression};
-use crate::encoding::encode_attributes;
+use crate::codec::{self, Codec, CodecError, Compression};
+use crate::encoding::{EncodedStream, encode_attributes};
 use crate::key::KeySchema;
 use crate::layout::{ChunkKeyError, Layout, MAX_CHUNKS, chunk_key};
 use crate::manifest::{
@@ -223,6 +223,56 @@ impl From<CodecError> for SplitError {
 /// assert_eq!(back, item);
 /// ```
 pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, SplitError> {
+    match prepare(item, options)? {
+        Prepared::Fits => Ok(unsplit(item)),
+        Prepared::Spill(spill) => {
+            let compression = spill.compression(options.compression);
+            split_spill(item, spill, compression, options)
+        }
+    }
+}
+
+/// An item that fits, as its own split.
+pub(crate) fn unsplit(item: &Item) -> SplitItem {
+    SplitItem {
+        parent: item.clone(),
+        chunks: Vec::new(),
+        manifest: None,
+    }
+}
+
+/// Where a split starts: the item fits as it is, or some of its
+/// attributes spill.
+pub(crate) enum Prepared<'a> {
+    Fits,
+    Spill(Spill<'a>),
+}
+
+/// The attributes an item keeps on its parent, and the value stream of
+/// those it spills (in name order).
+pub(crate) struct Spill<'a> {
+    pub(crate) kept: Item,
+    pub(crate) names: Vec<String>,
+    pub(crate) stream: EncodedStream<'a>,
+}
+
+impl Spill<'_> {
+    /// The compression `choice` comes to for this stream.
+    pub(crate) fn compression(&self, choice: CodecChoice) -> Compression {
+        match choice {
+            CodecChoice::Fixed(c) => c,
+            CodecChoice::Auto => {
+                codec::choose_for_sample(self.stream.len(), &codec::sample_of(&self.stream))
+            }
+        }
+    }
+}
+
+/// Checks `item` and chooses what it spills.
+pub(crate) fn prepare<'a>(
+    item: &'a Item,
+    options: &SplitOptions,
+) -> Result<Prepared<'a>, SplitError> {
     check_options(options)?;
     if let Some(name) = reserved_attribute(item.keys().map(String::as_str)) {
         return Err(SplitError::ReservedAttribute { name });
@@ -243,11 +293,7 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
         .collect();
     let total: usize = sized.iter().map(|&(_, _, size)| size).sum();
     if total <= options.item_limit {
-        return Ok(SplitItem {
-            parent: item.clone(),
-            chunks: Vec::new(),
-            manifest: None,
-        });
+        return Ok(Prepared::Fits);
     }
 
     let (kept, spilled) = choose_spill(&sized, total, options);
@@ -265,7 +311,26 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
             limit: options.max_raw_bytes,
         });
     }
-    let payload = Payload::new(&stream, options.compression)?;
+    Ok(Prepared::Spill(Spill {
+        kept,
+        names: spilled.iter().map(|(n, _)| (*n).clone()).collect(),
+        stream,
+    }))
+}
+
+/// Splits what [`prepare`] spilled, compressed with `compression`.
+fn split_spill(
+    item: &Item,
+    spill: Spill<'_>,
+    compression: Compression,
+    options: &SplitOptions,
+) -> Result<SplitItem, SplitError> {
+    let Spill {
+        kept,
+        names,
+        stream,
+    } = spill;
+    let payload = Payload::new(&stream, compression)?;
     let mut manifest = Manifest {
         version: options.version,
         layout: options.layout.name().into(),
@@ -275,7 +340,7 @@ pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, Spli
         stored_len: payload.len() as u64,
         raw_len: stream.len() as u64,
         digest: 0,
-        spilled: spilled.iter().map(|(n, _)| (*n).clone()).collect(),
+        spilled: names,
         inline: None,
     };
     let parent_of = |manifest: &Manifest| {
@@ -396,7 +461,7 @@ fn choose_spill<'a>(
 }
 
 /// The largest the manifest attribute can be with these spilled names.
-fn worst_case_manifest_size(spilled: &[String]) -> usize {
+pub(crate) fn worst_case_manifest_size(spilled: &[String]) -> usize {
     let manifest = Manifest {
         version: VersionId::new(0, 0),
         layout: "collection".into(),

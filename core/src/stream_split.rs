@@ -51,7 +51,7 @@ pub struct StreamSplit {
     options: SplitOptions,
     key: Item,
     parent: Item,
-    attribute: String,
+    spilled: Vec<String>,
     codec: Codec,
     declared: u64,
     received: u64,
@@ -95,6 +95,27 @@ impl StreamSplit {
         }
         let prefix = binary_attribute_prefix(&attribute, len);
         let stream_len = prefix.len() as u64 + len;
+        let mut split = Self::start(
+            parent,
+            alloc::vec![attribute],
+            stream_len,
+            compression,
+            options,
+        )?;
+        split.declared = len;
+        split.raw(&prefix);
+        Ok(split)
+    }
+
+    /// Starts splitting a whole value stream of `stream_len` bytes (that
+    /// of the `spilled` attributes, in name order) for a checked `parent`.
+    pub(crate) fn start(
+        parent: Item,
+        spilled: Vec<String>,
+        stream_len: u64,
+        compression: Compression,
+        options: &SplitOptions,
+    ) -> Result<Self, SplitError> {
         if stream_len > options.max_raw_bytes as u64 {
             return Err(SplitError::TooLarge {
                 size: usize::try_from(stream_len).unwrap_or(usize::MAX),
@@ -125,22 +146,35 @@ impl StreamSplit {
                 });
             }
         };
-        let mut split = Self {
+        Ok(Self {
             options: options.clone(),
             key,
             parent,
-            attribute,
+            spilled,
             codec: compression.codec,
-            declared: len,
+            declared: stream_len,
             received: 0,
             stream_len,
             digest: Digester::new(),
             encoder,
             cutter,
             data_bytes,
-        };
-        split.raw(&prefix);
-        Ok(split)
+        })
+    }
+
+    /// Whether `codec` can be streamed.
+    pub(crate) fn streams(codec: Codec) -> bool {
+        match codec {
+            Codec::None => true,
+            #[cfg(feature = "deflate")]
+            Codec::Deflate | Codec::Zlib | Codec::Gzip => true,
+            _ => false,
+        }
+    }
+
+    /// Frame bytes sealed or pending in chunks so far.
+    pub(crate) fn stored(&self) -> u64 {
+        self.cutter.written()
     }
 
     /// Payload bytes received so far.
@@ -177,7 +211,7 @@ impl StreamSplit {
             options,
             key,
             mut parent,
-            attribute,
+            spilled,
             codec,
             stream_len,
             digest: digester,
@@ -211,7 +245,7 @@ impl StreamSplit {
             stored_len,
             raw_len: stream_len,
             digest,
-            spilled: alloc::vec![attribute],
+            spilled,
             inline: None,
         };
         parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());

@@ -10,8 +10,8 @@ use dynaslice_core::plan::{
     pack_batch_writes_by, parent_get, plan_write_as,
 };
 use dynaslice_core::{
-    CodecChoice, DEFAULT_PARENT_BUDGET, Item, Manifest, SplitItem, SplitOptions, VersionId,
-    item_size, split_item,
+    CodecChoice, DEFAULT_PARENT_BUDGET, Item, ItemSplit, Manifest, SplitError, SplitItem,
+    SplitOptions, VersionId, item_size, split_item, split_item_streamed,
 };
 
 use crate::commit::{BatchCommit, commit_atomic, commit_batch, commit_single};
@@ -158,6 +158,11 @@ pub fn fresh_version() -> VersionId {
 /// on the parent read: a stored item that fails the precondition, or a
 /// concurrent writer that committed first, makes this return
 /// [`HostError::Conflict`], with this write's chunks deleted.
+///
+/// In batch mode (the default) chunks are written while the rest of the
+/// payload is still being compressed, and `progress` counts the bytes of
+/// the spilled attributes' value stream; otherwise the whole split comes
+/// first and `progress` counts the bytes written.
 pub async fn put(
     client: &Client,
     table: &TableConfig,
@@ -167,25 +172,59 @@ pub async fn put(
 ) -> Result<PutOutcome, HostError> {
     let version = fresh_version();
     let split_options = options.split_options(table, version);
-    let mut split = crate::cpu::heavy(|| split_item(item, &split_options))?;
+    let mut split = crate::cpu::heavy(|| start_split(item, &split_options, options.mode))?;
     let sender = options.sender(client);
-    let expect = read_expect(&sender, table, &split.parent, options.max_item_bytes).await?;
-    check_precondition(table, &split.parent, &expect, options)?;
+    let expect = read_expect(&sender, table, item, options.max_item_bytes).await?;
+    check_precondition(table, item, &expect, options)?;
     // The parent read's answer carries the store's time: a version this
     // machine's clock stamped far from it is stamped again (rare, and only
     // for a machine whose clock is off).
     if let Some(version) = sender.clock.restamp(version)? {
         let split_options = options.split_options(table, version);
-        split = crate::cpu::heavy(|| split_item(item, &split_options))?;
+        split = crate::cpu::heavy(|| start_split(item, &split_options, options.mode))?;
     }
+    match split {
+        ItemSplit::Whole(split) => {
+            put_split(&sender, table, &split, &expect, options, progress).await
+        }
+        ItemSplit::Streaming(stream) => {
+            crate::stream::put_item_stream(&sender, table, item, stream, &expect, options, progress)
+                .await
+        }
+    }
+}
+
+/// Splits `item` for a write in `mode`: batch mode writes chunks as they
+/// are compressed (see [`split_item_streamed`]); a transaction needs the
+/// whole split to plan.
+fn start_split<'a>(
+    item: &'a Item,
+    options: &SplitOptions,
+    mode: WriteMode,
+) -> Result<ItemSplit<'a>, SplitError> {
+    match mode {
+        WriteMode::Batch => split_item_streamed(item, options),
+        _ => split_item(item, options).map(ItemSplit::Whole),
+    }
+}
+
+/// Plans and writes a whole split.
+pub(crate) async fn put_split(
+    sender: &Sender<'_>,
+    table: &TableConfig,
+    split: &SplitItem,
+    expect: &Expect,
+    options: &PutOptions,
+    progress: &dyn Progress,
+) -> Result<PutOutcome, HostError> {
     let plan = plan_write_as(
-        &split,
+        split,
         &table.target(),
-        &expect,
+        expect,
         options.mode,
         options.commit(),
     )?;
-    execute(&sender, table, plan, &split, &expect, options, progress).await
+    execute(sender, table, plan, split, expect, options, progress).await
 }
 
 /// What the write replaces: the parent stored now under `item`'s key, read

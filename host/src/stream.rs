@@ -6,10 +6,14 @@ use aws_sdk_dynamodb::Client;
 use dynaslice_core::codec::choose_compression;
 use dynaslice_core::layout::chunk_key;
 use dynaslice_core::plan::{
-    WriteKind, WriteMode, WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit_as,
+    Expect, WriteKind, WriteMode, WriteRequest, WriteSteps, pack_batch_writes,
+    plan_streamed_commit_as,
 };
 use dynaslice_core::write_units;
-use dynaslice_core::{Codec, CodecChoice, Compression, Item, SplitError, StreamSplit, item_size};
+use dynaslice_core::{
+    Codec, CodecChoice, Compression, Item, ItemStream, SplitError, SplitItem, StreamSplit,
+    VersionId, item_size,
+};
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -94,18 +98,9 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
         &split_options,
     )?;
     progress.start(len);
-    let mut uploads = Uploads {
-        sender: &sender,
-        table,
-        batch_items: options.batch_items,
-        ready: Vec::new(),
-        in_flight: FuturesUnordered::new(),
-        written: 0,
-        units: 0,
-        count: 0,
-    };
+    let mut uploads = Uploads::new(&sender, table, options.batch_items);
     let mut filled = first;
-    let result: Result<_, HostError> = async {
+    let split: Result<_, HostError> = async {
         loop {
             let chunks = crate::cpu::heavy(|| stream.push(&piece[..filled]))?;
             progress.advance(filled as u64);
@@ -121,50 +116,58 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
             }
         }
         drop(piece);
-        let split = stream.finish()?;
-        uploads.add(split.chunks.clone()).await?;
-        uploads.flush().await?;
-        Ok(split)
+        Ok(stream.finish()?)
     }
     .await;
-    let split = match result {
-        Ok(split) => split,
-        Err(e) => {
-            uploads.abort(&split_options.version, &parent).await;
-            return Err(e);
+    uploads
+        .commit(split, &parent, split_options.version, &expect, options)
+        .await
+}
+
+/// Raw bytes of an in-memory item compressed between looks at the uploads
+/// in flight (about 6 ms of deflate).
+const PUSH_BYTES: usize = 256 << 10;
+
+/// Writes an item held in memory in batch mode, uploading its chunks as
+/// they are compressed (see [`dynaslice_core::split_item_streamed`]): the
+/// compression of a large payload overlaps its writes. Progress counts the
+/// bytes of the spilled attributes' value stream.
+pub(crate) async fn put_item_stream(
+    sender: &Sender<'_>,
+    table: &TableConfig,
+    item: &Item,
+    mut stream: Box<ItemStream<'_>>,
+    expect: &Expect,
+    options: &PutOptions,
+    progress: &dyn Progress,
+) -> Result<PutOutcome, HostError> {
+    let (version, stream_len) = (stream.version(), stream.raw_len());
+    progress.start(stream_len);
+    let mut uploads = Uploads::new(sender, table, options.batch_items);
+    // Raw bytes pushed but not yet reported: none is reported before the
+    // first chunk, so that a payload that ends up inline reports its write.
+    let mut reported = 0;
+    let split: Result<_, HostError> = async {
+        while let Some(chunks) = crate::cpu::heavy(|| stream.next_chunks(PUSH_BYTES))? {
+            if !chunks.is_empty() || reported > 0 {
+                progress.advance(stream.received() - reported);
+                reported = stream.received();
+            }
+            uploads.add(chunks).await?;
         }
-    };
-    let plan = plan_streamed_commit_as(&split, &table.target(), &expect, options.commit())?;
-    let WriteSteps::Batch {
-        overwrite,
-        commit,
-        abort,
-        ..
-    } = plan.steps
-    else {
-        return Err(HostError::Internal(
-            "a streamed write plans one commit".into(),
-        ));
-    };
-    let steps = BatchCommit {
-        overwrite,
-        commit,
-        abort,
-        cleanup: plan.cleanup,
-    };
-    let committed = commit_batch(&sender, table, &split, steps, &expect, options).await?;
-    let cleanup_left = clean_up(&sender, committed.cleanup).await;
-    Ok(PutOutcome {
-        mode: WriteKind::Batch,
-        manifest: split.manifest.clone(),
-        replaced: committed.replaced,
-        superseded: committed.superseded,
-        bytes_written: (item_size(&split.parent) + uploads.written) as u64,
-        planned_write_units: uploads.units + write_units(item_size(&split.parent), false),
-        cleanup_left,
-        consumed_write_units: sender.consumed.write_units(),
-        consumed_read_units: sender.consumed.read_units(),
-    })
+        Ok(crate::cpu::heavy(|| stream.finish())?)
+    }
+    .await;
+    if let Ok(split) = &split {
+        if reported == 0 {
+            // Nothing was cut before the end (the payload is stored
+            // inline, or only just too long for that): written as put
+            // plans it.
+            return crate::put::put_split(sender, table, split, expect, options, progress).await;
+        }
+        progress.advance(stream_len - reported);
+    }
+    uploads.commit(split, item, version, expect, options).await
 }
 
 /// Chunk uploads with at most `concurrency` batches in flight.
@@ -185,6 +188,84 @@ impl<'a>
         std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), HostError>> + Send + 'a>>,
     >
 {
+    fn new(sender: &'a Sender<'a>, table: &'a TableConfig, batch_items: usize) -> Self {
+        Self {
+            sender,
+            table,
+            batch_items,
+            ready: Vec::new(),
+            in_flight: FuturesUnordered::new(),
+            written: 0,
+            units: 0,
+            count: 0,
+        }
+    }
+
+    /// Uploads the finished `split`'s last chunks and commits its parent
+    /// (keyed by `key`); if the split or an upload failed, deletes every
+    /// chunk of `version` this write may have stored instead.
+    async fn commit(
+        mut self,
+        split: Result<SplitItem, HostError>,
+        key: &Item,
+        version: VersionId,
+        expect: &Expect,
+        options: &PutOptions,
+    ) -> Result<PutOutcome, HostError> {
+        let uploaded = match split {
+            Ok(mut split) => {
+                let last = std::mem::take(&mut split.chunks);
+                async {
+                    self.add(last).await?;
+                    self.flush().await
+                }
+                .await
+                .map(|()| split)
+            }
+            Err(e) => Err(e),
+        };
+        let split = match uploaded {
+            Ok(split) => split,
+            Err(e) => {
+                self.abort(&version, key).await;
+                return Err(e);
+            }
+        };
+        let sender = self.sender;
+        let plan = plan_streamed_commit_as(&split, &self.table.target(), expect, options.commit())?;
+        let WriteSteps::Batch {
+            overwrite,
+            commit,
+            abort,
+            ..
+        } = plan.steps
+        else {
+            return Err(HostError::Internal(
+                "a streamed write plans one commit".into(),
+            ));
+        };
+        let steps = BatchCommit {
+            overwrite,
+            commit,
+            abort,
+            cleanup: plan.cleanup,
+        };
+        let committed = commit_batch(sender, self.table, &split, steps, expect, options).await?;
+        let cleanup_left = clean_up(sender, committed.cleanup).await;
+        let parent_size = item_size(&split.parent);
+        Ok(PutOutcome {
+            mode: WriteKind::Batch,
+            manifest: split.manifest.clone(),
+            replaced: committed.replaced,
+            superseded: committed.superseded,
+            bytes_written: (parent_size + self.written) as u64,
+            planned_write_units: self.units + write_units(parent_size, false),
+            cleanup_left,
+            consumed_write_units: sender.consumed.write_units(),
+            consumed_read_units: sender.consumed.read_units(),
+        })
+    }
+
     /// Queues chunks; sends full batches, waiting while too many fly.
     async fn add(&mut self, chunks: Vec<Item>) -> Result<(), HostError> {
         for chunk in chunks {
@@ -231,7 +312,7 @@ impl<'a>
 
     /// After a failure: waits for batches in flight, then deletes every
     /// chunk this write may have stored (best effort; `gc` catches the rest).
-    async fn abort(&mut self, version: &dynaslice_core::VersionId, parent: &Item) {
+    async fn abort(&mut self, version: &VersionId, parent: &Item) {
         while self.in_flight.next().await.is_some() {}
         let keys = (0..self.count)
             .filter_map(|seq| {
