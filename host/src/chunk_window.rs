@@ -16,13 +16,14 @@ use crate::progress::Progress;
 use crate::send::Sender;
 
 /// Chunks asked for in one BatchGetItem: with at most [`MAX_WINDOW`]
-/// requests in flight, at most 12 chunks (~4.9 MB of chunk items, at most
-/// 6 × 0.8 MB) are fetched ahead of the reader. Two rather than four: the
-/// first chunks arrive sooner, so decoding overlaps the fetching (bench:model,
-/// 10 MiB JSON get 56 → 58 % of the bound, 50 MiB 80 → 86 %). A read plan's requests may
-/// carry 16 MB each (DynamoDB's bound), which next to a 64 MiB item would
-/// be most of it, and one such request is one long wait: small requests
-/// in flight together overlap their latency.
+/// requests in flight, at most 6 chunks (~2.4 MB of chunk items) are
+/// fetched ahead of the reader. One rather than two (or four): the first
+/// chunks arrive sooner and the last request is short, so decoding
+/// overlaps the fetching (bench:model, with reads starting at the whole
+/// window: 10 MiB JSON get 57 % of the bound at two, 61-66 % at one). A
+/// read plan's requests may carry 16 MB each (DynamoDB's bound), which
+/// next to a 64 MiB item would be most of it, and one such request is one
+/// long wait: small requests in flight together overlap their latency.
 pub const CHUNKS_PER_REQUEST: u32 = 1;
 
 /// The most requests ahead of the reader, whatever the sender's pace

@@ -37,7 +37,7 @@ pub struct GetOptions {
     pub retry: RetryPolicy,
     /// The most BatchGetItem requests in flight at once (default 16; each
     /// of at most [`crate::CHUNKS_PER_REQUEST`] chunks): the host starts at
-    /// 4 and adapts to throttling between 1 and this.
+    /// 6 (the read window) and adapts to throttling between 1 and this.
     pub concurrency: usize,
 }
 
