@@ -7,10 +7,8 @@ use alloc::vec::Vec;
 
 use crate::encoding::EncodedStream;
 use crate::size::item_size;
-use crate::split::{
-    Prepared, SplitError, SplitItem, SplitOptions, prepare, split_item, unsplit,
-    worst_case_manifest_size,
-};
+use crate::spill::{Prepared, prepare, worst_case_manifest_size};
+use crate::split::{SplitError, SplitItem, SplitOptions, split_item, unsplit};
 use crate::stream_split::StreamSplit;
 use crate::value::Item;
 

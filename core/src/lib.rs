@@ -26,6 +26,7 @@ pub mod plan;
 mod reassemble;
 mod reassembler;
 pub mod size;
+mod spill;
 mod split;
 mod stream_split;
 pub mod upload;

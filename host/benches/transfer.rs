@@ -296,7 +296,7 @@ async fn run(dir: &Path, reps: usize) {
         }
     }
 
-    print_throughput(&workloads, &measured, reps);
+    print_throughput(&workloads, &measured, &capacity, reps);
     print_capacity(&workloads, &capacity);
 
     let size = std::fs::metadata(&db).map_or(0, |m| m.len());
@@ -474,21 +474,34 @@ fn ms(d: Duration) -> String {
     format!("{:.0}", d.as_secs_f64() * 1e3)
 }
 
-fn print_throughput(workloads: &[Workload], measured: &[Measured], reps: usize) {
-    println!("\n### Throughput (MB/s = 10^6 payload bytes / s, median of {reps})\n");
+fn print_throughput(
+    workloads: &[Workload],
+    measured: &[Measured],
+    capacity: &[Capacity],
+    reps: usize,
+) {
     println!(
-        "| workload | payload bytes | dynaslice put | baseline put | put ratio | dynaslice get | baseline get | get ratio |"
+        "\n### Throughput (MB/s = 10^6 payload bytes / s, median of {reps}; WCU/MB and RCU/MB: units the server reported per 10^6 payload bytes, first repetition)\n"
     );
-    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
-    for (workload, m) in workloads.iter().zip(measured) {
+    println!(
+        "| workload | payload bytes | dynaslice put | WCU/MB | baseline put | WCU/MB | put ratio | dynaslice get | RCU/MB | baseline get | RCU/MB | get ratio |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for ((workload, m), c) in workloads.iter().zip(measured).zip(capacity) {
         let bytes = workload.total_bytes();
+        let per_mb = |units: f64| format!("{:.0}", units / (bytes as f64 / 1e6));
+        let written: f64 = c.outcomes.iter().map(|o| o.consumed_write_units).sum();
         let (put, base_put) = (m.put.mb_per_s(bytes), m.base_put.mb_per_s(bytes));
         let (get, base_get) = (m.get.mb_per_s(bytes), m.base_get.mb_per_s(bytes));
         println!(
-            "| {} | {} | {put:.1} | {base_put:.1} | **{:.2}x** | {get:.1} | {base_get:.1} | **{:.2}x** |",
+            "| {} | {} | {put:.1} | {} | {base_put:.1} | {} | **{:.2}x** | {get:.1} | {} | {base_get:.1} | {} | **{:.2}x** |",
             workload.name,
             thousands(bytes as u64),
+            per_mb(written),
+            per_mb(c.base_write_units),
             put / base_put,
+            per_mb(c.read_units),
+            per_mb(c.base_read_units),
             get / base_get,
         );
     }

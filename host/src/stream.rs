@@ -1,6 +1,8 @@
 //! Streamed puts: a large binary value (a file) is read in pieces, split by
 //! core's `StreamSplit` and uploaded as chunks fill, so memory stays bounded
-//! by the batches in flight, never the whole value.
+//! by the batches in flight, never the whole value. An item already in
+//! memory is split the same way (core's `ItemStream`), so that its chunks
+//! are written while the rest of it is compressed.
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::codec::choose_compression;
