@@ -119,8 +119,10 @@ try {
   const hostDocPut = await timed((rep) =>
     hostUnits(cli(['put', '-t', 'docs', '-k', `pk=${docKey('host', rep)}`, '--json', `@${docFile(rep)}`, '--output', 'json']), 'consumedWriteUnits'),
   );
-  // `get --json` prints the item alone: no units (the host's binary get reports them).
-  const hostDocGet = await timed((rep) => void cli(['get', '-t', 'docs', '-k', `pk=${docKey('host', rep)}`, '--json']));
+  // `get --out` writes the item as DynamoDB JSON (it is not a stored file) and reports its units.
+  const hostDocGet = await timed((rep) =>
+    hostUnits(cli(['get', '-t', 'docs', '-k', `pk=${docKey('host', rep)}`, '--out', join(work, `doc-out-${rep}.json`), '--output', 'json']), 'consumedReadUnits'),
+  );
   const driverDocPut = await timed(async (rep) => (await putItem(client, { pk: { S: docKey('driver', rep) }, ...docBody }, table)).consumed.writeUnits);
   const driverDocGet = await timed(async (rep) => (await getItem(client, { pk: { S: docKey('driver', rep) } }, table)).consumed.readUnits);
   rows.push(['order history ~10 MiB (JSON)', docBytes, hostDocPut, driverDocPut, hostDocGet, driverDocGet]);
