@@ -267,7 +267,7 @@ pub(crate) fn check_precondition(
 }
 
 /// Runs a planned write.
-pub(crate) async fn execute(
+async fn execute(
     sender: &Sender<'_>,
     table: &TableConfig,
     plan: WritePlan,

@@ -25,7 +25,6 @@ use axum::http::{StatusCode, header};
 use axum::response::Json;
 use axum::routing::post;
 use axum::{Extension, Router};
-use dynaslice_core::plan::plan_write_as;
 use dynaslice_core::upload::{
     UploadError, UploadRules, check_upload_header, restamp, upload_chunk_item, verify_upload,
 };
@@ -36,9 +35,8 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use super::{ApiError, check_scope};
-use crate::error::HostError;
 use crate::json::item_from_json;
-use crate::put::{PutOptions, PutOutcome, execute, read_expect};
+use crate::put::{PutOptions, PutOutcome, put_split, read_expect};
 use crate::table::TableConfig;
 
 /// First bytes of an upload body.
@@ -321,15 +319,7 @@ async fn commit(
         chunks,
         manifest: Some(manifest),
     };
-    let plan = plan_write_as(
-        &split,
-        &table.target(),
-        &expect,
-        options.mode,
-        options.commit(),
-    )
-    .map_err(HostError::from)?;
-    Ok(execute(&sender, table, plan, &split, &expect, &options, &()).await?)
+    Ok(put_split(&sender, table, &split, &expect, &options, &()).await?)
 }
 
 /// Reads exactly the bytes of an upload body, refusing more than `limit`,
