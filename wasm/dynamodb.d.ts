@@ -12,8 +12,10 @@ export interface DynamoDBClientLike {
 
 /** Retries of each request: throttling, 5xx and dropped connections, and unprocessed batch items. */
 export interface RetryOptions {
-  /** Attempts of one request, and rounds of a batch without progress (default 10). */
+  /** Attempts of one request (default 10). */
   maxAttempts?: number;
+  /** Attempts of a request DynamoDB throttles, and rounds of a batch without progress (default 50). */
+  maxThrottledAttempts?: number;
   /** Backoff ceiling of the first retry, doubling each time (default 25). */
   baseDelayMs?: number;
   /** Largest backoff ceiling (default 2000); each wait is a random time below the ceiling (full jitter). */
@@ -22,9 +24,9 @@ export interface RetryOptions {
 
 /** What every driver call takes besides the table. */
 export interface DriverOptions {
-  /** Requests in flight at once (default 4). */
+  /** The most batch requests in flight at once (default 16): the driver starts at 4 and adapts to throttling between 1 and this. */
   concurrency?: number;
-  /** Retry policy (default: 10 attempts, 25 ms doubling to 2 s). */
+  /** Retry policy (default: 10 attempts, 50 while throttled, 25 ms doubling to 2 s). */
   retry?: RetryOptions;
   /** Stops the operation: it rejects with the signal's reason. */
   signal?: AbortSignal;

@@ -350,7 +350,7 @@ export async function putStream(client, source, item, options) {
   const written = [];
   let bytesRead = 0;
   let failed;
-  // Chunks are written as they come, `concurrency` requests in flight.
+  // Chunks are written as they come, as many requests in flight as the pace allows.
   const table = chunkTable(options);
   const send = (chunk) => {
     const write = sender
@@ -369,7 +369,7 @@ export async function putStream(client, source, item, options) {
       async onChunk(chunk) {
         if (failed) throw failed;
         send(chunk);
-        while (pending.size >= sender.concurrency) await Promise.race(pending);
+        while (pending.size >= sender.pace.limit) await Promise.race(pending);
         if (failed) throw failed;
       },
       onProgress(p) {

@@ -1,9 +1,10 @@
 // Sends the requests the core plans, the way the host's send.rs and
 // retry.rs do: every request retried on throttling, server errors and
 // dropped connections with bounded exponential backoff and full jitter;
-// UnprocessedItems and UnprocessedKeys resent until none are left; several
-// batches in flight at once; the capacity each answer reports, summed; and
-// the store's time read from each answer's Date header.
+// UnprocessedItems and UnprocessedKeys resent until none are left; batches
+// in flight as a pace that adapts to throttling allows (pace.js); the
+// capacity each answer reports, summed; and the store's time read from each
+// answer's Date header.
 
 import {
   BatchGetItemCommand,
@@ -16,12 +17,19 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { badOption, dynasliceError } from '../error.js';
 import { StoreClock, observeDate } from './clock.js';
+import { Pace } from './pace.js';
 
-/** The host's RetryPolicy default: 10 attempts, 25 ms doubling to at most 2 s. */
-export const DEFAULT_RETRY = Object.freeze({ maxAttempts: 10, baseDelayMs: 25, maxDelayMs: 2000 });
+/**
+ * The host's RetryPolicy default: 10 attempts (50 while DynamoDB throttles:
+ * a busy table or partition clears in seconds), 25 ms doubling to at most 2 s.
+ */
+export const DEFAULT_RETRY = Object.freeze({ maxAttempts: 10, maxThrottledAttempts: 50, baseDelayMs: 25, maxDelayMs: 2000 });
 
-/** Requests in flight at once for one operation (the host's DEFAULT_CONCURRENCY). */
-export const DEFAULT_CONCURRENCY = 4;
+/**
+ * The most batch requests in flight at once for one operation (the host's
+ * DEFAULT_CONCURRENCY): the pace starts at 4 and adapts between 1 and this.
+ */
+export const DEFAULT_CONCURRENCY = 16;
 
 /** DynamoDB error names that mean "try again later" (the host's TRANSIENT_CODES). */
 const TRANSIENT = new Set([
@@ -66,7 +74,12 @@ function retryPolicy(options) {
     if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) throw badOption(`retry.${name}`, 'a number of milliseconds, 0 or more');
     return value;
   };
-  return { maxAttempts: count(retry, 'maxAttempts', DEFAULT_RETRY.maxAttempts), baseDelayMs: delay('baseDelayMs'), maxDelayMs: delay('maxDelayMs') };
+  return {
+    maxAttempts: count(retry, 'maxAttempts', DEFAULT_RETRY.maxAttempts),
+    maxThrottledAttempts: count(retry, 'maxThrottledAttempts', DEFAULT_RETRY.maxThrottledAttempts),
+    baseDelayMs: delay('baseDelayMs'),
+    maxDelayMs: delay('maxDelayMs'),
+  };
 }
 
 /**
@@ -175,7 +188,7 @@ function requestCount(requestItems, keys) {
   return n;
 }
 
-/** One operation's sender: its client, retry policy, concurrency, signal, capacity and clock. */
+/** One operation's sender: its client, retry policy, pace, signal, capacity and clock. */
 export class Sender {
   /** Capacity units the answers reported (ReturnConsumedCapacity TOTAL). */
   consumed = { readUnits: 0, writeUnits: 0 };
@@ -188,6 +201,7 @@ export class Sender {
     this.client = client;
     this.retry = retryPolicy(options);
     this.concurrency = count(options, 'concurrency', DEFAULT_CONCURRENCY);
+    this.pace = new Pace(this.concurrency);
     this.signal = options?.signal;
     if (this.signal !== undefined && (this.signal === null || typeof this.signal.aborted !== 'boolean')) throw badOption('signal', 'an AbortSignal');
   }
@@ -205,23 +219,30 @@ export class Sender {
 
   /**
    * Sends `new Command(input)` until it succeeds, fails for good, or
-   * attempts run out. `retryIf(error)` picks the errors to resend (default:
-   * transient ones). Resolves to the output; adds its capacity.
+   * attempts run out (`maxThrottledAttempts` while it is throttled).
+   * `retryIf(error)` picks the errors to resend (default: transient ones).
+   * With `partial(output)` (a batch: true when it left something
+   * unprocessed) each attempt waits for a place in the pace and tells it
+   * how the answer went. Resolves to the output; adds its capacity.
    */
-  async send(Command, input, kind, retryIf = transient, { sdkRetries = true } = {}) {
+  async send(Command, input, kind, retryIf = transient, { sdkRetries = true, partial } = {}) {
     const operation = Command.name.replace(/Command$/, '');
     const request = { ...input, ReturnConsumedCapacity: 'TOTAL' };
     for (let attempt = 1; ; attempt++) {
       this.checkAborted();
+      const permit = partial ? await this.pace.acquire() : undefined;
       try {
         const command = observeDate(new Command(request), this.clock);
         const output = await this.client.send(sdkRetries ? command : withoutSdkRetries(command), { abortSignal: this.signal });
+        permit?.done(partial(output) ? 'throttled' : 'clean');
         this.#add(kind, output.ConsumedCapacity);
         return output;
       } catch (caught) {
         const error = caught instanceof SdkRetriesOff ? caught.original : caught;
+        permit?.done(throttled(error) ? 'throttled' : 'other');
         if (aborted(error, this.signal)) throw this.signal?.reason ?? error;
-        if (attempt >= this.retry.maxAttempts || !retryIf(error)) throw failure(operation, error, attempt);
+        const attempts = throttled(error) ? this.retry.maxThrottledAttempts : this.retry.maxAttempts;
+        if (attempt >= attempts || !retryIf(error)) throw failure(operation, error, attempt);
         await sleep(this.backoff(attempt - 1), this.signal);
       }
     }
@@ -298,21 +319,24 @@ export class Sender {
 
   /**
    * Rounds of a batch request until nothing is left unprocessed. A round
-   * that made progress resets the count; `maxAttempts` rounds in a row
-   * without any is a failure. `next(output)` gives what is left.
+   * that made progress resets the count; `maxThrottledAttempts` rounds in a
+   * row without any (the table or partition is busy) is a failure.
+   * `left(output)` gives what is left.
    */
   async #rounds(Command, requestItems, kind, left, onRound) {
     const operation = Command.name.replace(/Command$/, '');
     const keys = kind === 'read';
     let pending = requestItems;
     for (let stalled = 0; requestCount(pending, keys) > 0; ) {
-      const output = await this.send(Command, { RequestItems: pending }, kind);
+      const unprocessed = (output) => Object.fromEntries(Object.entries(left(output) ?? {}).filter(([, v]) => requestCount({ v }, keys) > 0));
+      const partial = (output) => requestCount(unprocessed(output), keys) > 0;
+      const output = await this.send(Command, { RequestItems: pending }, kind, transient, { partial });
       onRound?.(output);
-      const rest = Object.fromEntries(Object.entries(left(output) ?? {}).filter(([, v]) => requestCount({ v }, keys) > 0));
+      const rest = unprocessed(output);
       const progressed = requestCount(rest, keys) < requestCount(pending, keys);
       stalled = progressed ? 0 : stalled + 1;
       if (requestCount(rest, keys) > 0) {
-        if (stalled >= this.retry.maxAttempts) {
+        if (stalled >= this.retry.maxThrottledAttempts) {
           throw dynasliceError('DYNAMODB_ERROR', `${operation}: ${requestCount(rest, keys)} requests still unprocessed after ${stalled} rounds without progress`);
         }
         await sleep(this.backoff(stalled), this.signal);
@@ -326,9 +350,9 @@ export class Sender {
     return this.#rounds(BatchWriteItemCommand, input.RequestItems, 'write', (o) => o.UnprocessedItems);
   }
 
-  /** BatchWriteItems, `concurrency` at once; `onDone(input)` after each. */
+  /** BatchWriteItems, as many at once as the pace allows; `onDone(input)` after each. */
   batchWrites(inputs, onDone) {
-    return inParallel(inputs, this.concurrency, async (input) => {
+    return inParallel(inputs, this.pace.max, async (input) => {
       await this.batchWrite(input);
       onDone?.(input);
     });
@@ -349,10 +373,10 @@ export class Sender {
     return items;
   }
 
-  /** BatchGetItems, `concurrency` at once; resolves to every item read. `onItems(items)` as each completes. */
+  /** BatchGetItems, as many at once as the pace allows; resolves to every item read. `onItems(items)` as each completes. */
   async batchGets(inputs, onItems) {
     const all = [];
-    await inParallel(inputs, this.concurrency, async (input) => {
+    await inParallel(inputs, this.pace.max, async (input) => {
       const items = await this.batchGet(input);
       all.push(...items);
       onItems?.(items);
