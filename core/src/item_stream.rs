@@ -6,26 +6,27 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crate::encoding::EncodedStream;
+use crate::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest};
 use crate::size::item_size;
 use crate::spill::{Prepared, prepare, worst_case_manifest_size};
-use crate::split::{SplitError, SplitItem, SplitOptions, split_item, unsplit};
+use crate::split::{SplitError, SplitItem, SplitOptions, split_spill, unsplit};
 use crate::stream_split::StreamSplit;
-use crate::value::Item;
+use crate::value::{AttributeValue, Item};
 
 /// How [`split_item_streamed`] goes on.
 pub enum ItemSplit<'a> {
-    /// Split at once, exactly as [`split_item`] splits: the item fits, or
-    /// its payload may be stored inline, or its codec (snappy, zstd) does
-    /// not stream.
+    /// Split at once, exactly as [`split_item`](crate::split_item) splits:
+    /// the item fits, its codec (snappy, zstd) does not stream, or its
+    /// parent might not fit beside the manifest.
     Whole(SplitItem),
     /// Chunks follow, a piece at a time.
     Streaming(Box<ItemStream<'a>>),
 }
 
-/// Starts splitting `item` (see [`split_item`]) so that its chunks come
-/// out while it is being compressed. The result is a virtual item
-/// [`crate::reassemble`] reads back as `item`; for `none` and the deflate
-/// family it is the virtual item [`split_item`] makes.
+/// Starts splitting `item` so that its chunks come out while it is being
+/// compressed. The result is exactly the virtual item
+/// [`split_item`](crate::split_item) makes, compressed once: a payload that
+/// ends up short enough is stored inline from the chunks held back.
 ///
 /// ```
 /// use dynaslice_core::*;
@@ -63,7 +64,7 @@ pub fn split_item_streamed<'a>(
     let parent_fits =
         item_size(&spill.kept) + worst_case_manifest_size(&spill.names) <= options.item_limit;
     if !StreamSplit::streams(compression.codec) || !parent_fits {
-        return split_item(item, options).map(ItemSplit::Whole);
+        return split_spill(item, spill, compression, options).map(ItemSplit::Whole);
     }
     let split = StreamSplit::start(
         spill.kept,
@@ -73,7 +74,6 @@ pub fn split_item_streamed<'a>(
         options,
     )?;
     Ok(ItemSplit::Streaming(Box::new(ItemStream {
-        item,
         options: options.clone(),
         stream: spill.stream,
         piece: 0,
@@ -86,7 +86,6 @@ pub fn split_item_streamed<'a>(
 
 /// An item being split a piece at a time (see [`split_item_streamed`]).
 pub struct ItemStream<'a> {
-    item: &'a Item,
     options: SplitOptions,
     stream: EncodedStream<'a>,
     /// The next byte to push: `offset` into piece `piece` of `stream`.
@@ -148,17 +147,21 @@ impl ItemStream<'_> {
     /// and the chunks not yet returned by [`ItemStream::next_chunks`].
     pub fn finish(mut self) -> Result<SplitItem, SplitError> {
         let mut rest = self.next_remaining()?;
-        if !self.released {
-            // Short enough to be stored inline: split as split_item does.
-            return split_item(self.item, &self.options);
-        }
+        let held = !self.released;
+        // Still held back (if never released), then the rest, then the last.
+        let mut chunks = core::mem::take(&mut self.held);
+        chunks.append(&mut rest);
         let mut split = self.split.finish()?;
-        rest.append(&mut split.chunks);
-        split.chunks = rest;
+        chunks.append(&mut split.chunks);
+        split.chunks = chunks;
+        if held && let Some(inline) = inline(&split, &self.options) {
+            return Ok(inline);
+        }
         Ok(split)
     }
 
-    /// Pushes the rest of the stream; the chunks it completed.
+    /// Pushes the rest of the stream; the chunks it completed (held back
+    /// or not).
     fn next_remaining(&mut self) -> Result<Vec<Item>, SplitError> {
         let mut rest = Vec::new();
         while let Some(mut chunks) = self.next_chunks(usize::MAX)? {
@@ -166,4 +169,34 @@ impl ItemStream<'_> {
         }
         Ok(rest)
     }
+}
+
+/// The chunked `split` stored inline instead, as [`split_item`](crate::split_item) stores a
+/// payload shorter than the item limit when the parent still fits: its
+/// chunks' data, in order, is the frame.
+fn inline(split: &SplitItem, options: &SplitOptions) -> Option<SplitItem> {
+    let manifest = split.manifest.as_ref()?;
+    if manifest.stored_len >= options.item_limit as u64 {
+        return None;
+    }
+    let mut frame = Vec::with_capacity(manifest.stored_len as usize);
+    for chunk in &split.chunks {
+        match chunk.get(CHUNK_DATA_ATTRIBUTE) {
+            Some(AttributeValue::B(data)) => frame.extend_from_slice(data),
+            _ => return None,
+        }
+    }
+    let inline = Manifest {
+        chunk_count: 0,
+        chunk_bytes: 0,
+        inline: Some(frame),
+        ..manifest.clone()
+    };
+    let mut parent = split.parent.clone();
+    parent.insert(MANIFEST_ATTRIBUTE.into(), inline.to_value());
+    (item_size(&parent) <= options.item_limit).then(|| SplitItem {
+        parent,
+        chunks: Vec::new(),
+        manifest: Some(inline),
+    })
 }

@@ -240,7 +240,7 @@ pub(crate) fn unsplit(item: &Item) -> SplitItem {
 }
 
 /// Splits what [`prepare`] spilled, compressed with `compression`.
-fn split_spill(
+pub(crate) fn split_spill(
     item: &Item,
     spill: Spill<'_>,
     compression: Compression,
