@@ -326,10 +326,10 @@ export class Sender {
   async #rounds(Command, requestItems, kind, left, onRound) {
     const operation = Command.name.replace(/Command$/, '');
     const keys = kind === 'read';
+    const unprocessed = (output) => Object.fromEntries(Object.entries(left(output) ?? {}).filter(([, v]) => requestCount({ v }, keys) > 0));
+    const partial = (output) => requestCount(unprocessed(output), keys) > 0;
     let pending = requestItems;
     for (let stalled = 0; requestCount(pending, keys) > 0; ) {
-      const unprocessed = (output) => Object.fromEntries(Object.entries(left(output) ?? {}).filter(([, v]) => requestCount({ v }, keys) > 0));
-      const partial = (output) => requestCount(unprocessed(output), keys) > 0;
       const output = await this.send(Command, { RequestItems: pending }, kind, transient, { partial });
       onRound?.(output);
       const rest = unprocessed(output);
