@@ -14,7 +14,12 @@ import { fileURLToPath } from 'node:url';
 const wasmDir = fileURLToPath(new URL('../../wasm/', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const quiet = { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] };
-/** The SDK version the repository tests with (in npm's cache, so an offline install finds it). */
+/**
+ * The SDK version the repository tests with. The clean project resolves its
+ * dependencies afresh (a user's install would), so they come from the
+ * registry, or from npm's cache when it holds them (`--prefer-offline`):
+ * never `--offline`, which passes only where an earlier install left them.
+ */
 const sdkVersion = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url))).devDependencies['@aws-sdk/client-dynamodb'];
 
 /** A sample item and the size every entry must agree on. */
@@ -54,7 +59,7 @@ test('npm pack ships exactly the built package, and a clean project can use it',
     const project = join(work, 'app');
     execFileSync('mkdir', [project]);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'app', private: true, version: '1.0.0' }));
-    execFileSync(npm, ['install', join(work, packed.filename), '--offline', '--no-audit', '--no-fund'], { ...quiet, cwd: project });
+    execFileSync(npm, ['install', join(work, packed.filename), '--prefer-offline', '--no-audit', '--no-fund'], { ...quiet, cwd: project });
 
     const node = (args, code) => execFileSync(process.execPath, [...args, '-e', code], { ...quiet, cwd: project }).trim();
     const sizes = `const item = ${SAMPLE};
@@ -86,7 +91,7 @@ test('npm pack ships exactly the built package, and a clean project can use it',
     // main entry above worked without it); once the app installs it, the
     // subpath loads from ESM and CommonJS (require of an ES module).
     assert.ok(!existsSync(join(project, 'node_modules', '@aws-sdk', 'client-dynamodb')), 'the SDK is not bundled or installed');
-    execFileSync(npm, ['install', `@aws-sdk/client-dynamodb@${sdkVersion}`, '--offline', '--no-audit', '--no-fund'], { ...quiet, cwd: project });
+    execFileSync(npm, ['install', `@aws-sdk/client-dynamodb@${sdkVersion}`, '--prefer-offline', '--no-audit', '--no-fund'], { ...quiet, cwd: project });
     const exportsOf = 'console.log(Object.keys(driver).sort().join())';
     const names = 'DEFAULT_CONCURRENCY,DEFAULT_GRACE_MS,DEFAULT_RETRY,DEFAULT_WINDOW,deleteItem,gc,getItem,getStream,putItem,putStream';
     assert.equal(node(['--input-type=module'], `import * as driver from 'dynaslice/dynamodb';\n${exportsOf}`), names, 'ESM');
