@@ -83,6 +83,8 @@ pub struct ChunkReader {
     source: Source,
     /// Decoded output; for an attribute on the parent, its bytes.
     out: Vec<u8>,
+    /// Where in `out` the bytes the last [`ChunkReader::read`] gave are.
+    last: Range<usize>,
     /// The code of the first error: the reader refuses to go on after one.
     failed: Option<crate::Code>,
 }
@@ -120,6 +122,7 @@ impl ChunkReader {
             attribute: attribute.into(),
             source: Source::Parent { read: false },
             out: Vec::new(),
+            last: 0..0,
             failed: None,
         };
         let on_parent = parent
@@ -238,8 +241,13 @@ impl ChunkReader {
     pub fn read(&mut self) -> Result<&[u8], ReassembleError> {
         self.live()?;
         let range = self.next_range();
-        let range = self.keep_failure(range)?;
-        Ok(&self.out[range])
+        self.last = self.keep_failure(range)?;
+        Ok(&self.out[self.last.clone()])
+    }
+
+    /// The bytes the last [`ChunkReader::read`] gave, again.
+    pub(crate) fn last_read(&self) -> &[u8] {
+        &self.out[self.last.clone()]
     }
 
     /// Ends the read: checks every chunk was pushed, the payload decoded to

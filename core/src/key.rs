@@ -114,6 +114,29 @@ impl KeySchema {
         }
     }
 
+    /// The key of `item` as text, `name=value` per key attribute in the
+    /// schema's order, space-separated (binaries in base64): how every
+    /// message names an item.
+    pub fn key_text(&self, item: &Item) -> alloc::string::String {
+        let mut text = alloc::string::String::new();
+        for attribute in self.attributes() {
+            let Some(value) = item.get(&attribute.name) else {
+                continue;
+            };
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&attribute.name);
+            text.push('=');
+            match value {
+                AttributeValue::S(s) | AttributeValue::N(s) => text.push_str(s),
+                AttributeValue::B(b) => text.push_str(&crate::base64::encode(b)),
+                other => text.push_str(other.type_name()),
+            }
+        }
+        text
+    }
+
     /// The key attributes of `item` (only those present).
     pub fn key_of(&self, item: &Item) -> Item {
         // Inserted one by one: `collect()` into a BTreeMap sorts first, with

@@ -171,6 +171,16 @@ fn key_part(value: &AttributeValue, key_type: KeyType) -> Option<String> {
     Some(out)
 }
 
+/// True when `a` and `b` hold the same key by `schema`, numbers compared by
+/// value (`1.50` is `1.5`), as chunk keys name parents.
+pub(crate) fn same_key(schema: &KeySchema, a: &Item, b: &Item) -> bool {
+    schema.attributes().all(|k| {
+        let part = |item: &Item| item.get(&k.name).and_then(|v| key_part(v, k.key_type));
+        let (a, b) = (part(a), part(b));
+        a.is_some() && a == b
+    })
+}
+
 /// The value of chunk-key text for a key of type `key_type`.
 fn key_value(text: String, key_type: KeyType) -> Option<AttributeValue> {
     Some(match key_type {

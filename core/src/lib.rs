@@ -23,12 +23,14 @@ pub mod manifest;
 pub mod number;
 mod payload;
 pub mod plan;
+pub mod protocol;
 mod reassemble;
 mod reassembler;
 pub mod size;
 mod spill;
 mod split;
 mod stream_split;
+mod table;
 pub mod upload;
 mod validate;
 mod value;
@@ -53,6 +55,7 @@ pub use split::{
     split_item,
 };
 pub use stream_split::StreamSplit;
+pub use table::Table;
 pub use validate::{MAX_NESTING_DEPTH, ValidateOptions, Violation, ViolationKind, validate_item};
 pub use value::{AttributeValue, Item};
 pub use version::VersionId;
@@ -74,5 +77,6 @@ std_errors!(
     reassemble::ReassembleError,
     plan::PlanError,
     version::VersionIdError,
-    upload::UploadError
+    upload::UploadError,
+    protocol::ProtocolError
 );

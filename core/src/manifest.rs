@@ -12,7 +12,7 @@ use crate::codec::{Codec, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES};
 use crate::layout::MAX_CHUNKS;
 use crate::size::MAX_ITEM_BYTES;
 use crate::split::MIN_CHUNK_DATA_BYTES;
-use crate::value::AttributeValue;
+use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
 
 /// The parent attribute holding the manifest. Items may not use this name.
@@ -118,6 +118,19 @@ impl fmt::Display for ManifestError {
 
 fn number(n: impl ToString) -> AttributeValue {
     AttributeValue::N(n.to_string())
+}
+
+/// The version a stored parent carries: `None` for an item stored whole
+/// (no manifest), an error for a manifest that cannot be read. The one
+/// answer to "is this parent of version V" for every protocol: a commit
+/// telling its own parent from another writer's, a read telling a moved
+/// parent from a lost chunk, `gc` telling referenced chunks from orphans.
+/// No size limit applies: only the version is read.
+pub fn stored_version(parent: &Item) -> Result<Option<VersionId>, ManifestError> {
+    parent
+        .get(MANIFEST_ATTRIBUTE)
+        .map(|value| Manifest::from_value(value).map(|m| m.version))
+        .transpose()
 }
 
 impl Manifest {

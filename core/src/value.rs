@@ -61,3 +61,31 @@ impl AttributeValue {
         }
     }
 }
+
+/// True when `a` and `b` hold the same attributes and values, the members
+/// of each set compared as sets: a store may return a set's members in
+/// another order than they were written.
+pub fn same_item(a: &Item, b: &Item) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|((na, va), (nb, vb))| na == nb && same_value(va, vb))
+}
+
+fn same_value(a: &AttributeValue, b: &AttributeValue) -> bool {
+    use AttributeValue as V;
+    fn same_set<T: Ord>(a: &[T], b: &[T]) -> bool {
+        let mut a: Vec<&T> = a.iter().collect();
+        let mut b: Vec<&T> = b.iter().collect();
+        a.sort();
+        b.sort();
+        a == b
+    }
+    match (a, b) {
+        (V::L(a), V::L(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_value(a, b)),
+        (V::M(a), V::M(b)) => same_item(a, b),
+        (V::Ss(a), V::Ss(b)) | (V::Ns(a), V::Ns(b)) => same_set(a, b),
+        (V::Bs(a), V::Bs(b)) => same_set(a, b),
+        _ => a == b,
+    }
+}

@@ -110,6 +110,7 @@ impl<'a> ChunkWindow<'a> {
                 keys,
                 consistent: true,
                 expected_bytes: 0,
+                attributes: Vec::new(),
             };
             let (sender, progress) = (self.sender, self.progress);
             self.requests.push_back(Box::pin(

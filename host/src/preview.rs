@@ -257,6 +257,7 @@ impl ChunkReader<'_> {
                 keys: keys.to_vec(),
                 consistent: true,
                 expected_bytes: 0,
+                attributes: Vec::new(),
             })
             .collect();
         let found = self.sender.batch_gets(gets, &()).await?;

@@ -170,6 +170,26 @@ pub struct BatchGet {
     pub keys: Vec<Item>,
     /// Strongly consistent.
     pub consistent: bool,
-    /// The exact size of the items these keys should return.
+    /// The exact size of the items these keys should return (0 when
+    /// unknown, as for parents read by `gc`).
     pub expected_bytes: usize,
+    /// The attributes to return (`ProjectionExpression`); all when empty.
+    /// Whatever is projected, DynamoDB bills the whole item's size.
+    pub attributes: Vec<String>,
+}
+
+/// One page of a Scan.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scan {
+    /// Table name.
+    pub table: String,
+    /// The attributes to return (`ProjectionExpression`); all when empty.
+    pub attributes: Vec<String>,
+    /// Strongly consistent.
+    pub consistent: bool,
+    /// Where the page starts: the previous page's `LastEvaluatedKey`.
+    pub start: Option<Item>,
+    /// The most items the page evaluates (`Limit`); the server's 1 MB page
+    /// when `None`.
+    pub limit: Option<u32>,
 }

@@ -74,6 +74,7 @@ pub fn plan_read(
                 keys: Vec::new(),
                 consistent,
                 expected_bytes: 0,
+                attributes: Vec::new(),
             });
         }
         let batch = batches.last_mut().expect("a batch was just ensured");

@@ -74,6 +74,18 @@ impl Expect {
         })
     }
 
+    /// True when the condition names one stored parent only: a version id
+    /// is unique to one write, so a parent of that version, once replaced,
+    /// never comes back. A commit conditional on it may be sent again
+    /// after a failure that may have been applied. `Absent` and `Plain`
+    /// name a state that comes back (the item deleted, or a plain item
+    /// written again): a second copy of a commit conditional on them could
+    /// apply after a later writer replaced this write's parent and deleted
+    /// its chunks, and point the parent at chunks that are gone.
+    pub fn pins_one_parent(&self) -> bool {
+        matches!(self, Self::Version { .. })
+    }
+
     /// The condition expressing this expectation.
     pub fn condition(&self, key: &KeySchema) -> Option<Condition> {
         let mut condition = Condition::default();

@@ -1,0 +1,176 @@
+//! Why a protocol machine stopped.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use super::request::{Failure, FailureKind, Operation};
+use crate::code::Code;
+use crate::plan::PlanError;
+use crate::reassemble::ReassembleError;
+use crate::split::SplitError;
+use crate::upload::UploadError;
+use crate::validate::Violation;
+
+/// Why an operation failed. Whatever the variant, what is stored was left
+/// whole: the old item or the new one, and at most chunks no parent
+/// refers to (which `gc` removes).
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    /// The item could not be split (invalid, too large, bad options).
+    Split(SplitError),
+    /// The requests could not be planned (an unreadable stored manifest, a
+    /// layout mismatch).
+    Plan(PlanError),
+    /// The stored item does not rebuild: nothing of it is returned.
+    Reassemble(ReassembleError),
+    /// A key given by the caller does not match the table's key schema.
+    Key(Vec<Violation>),
+    /// An upload could not be stamped in the store's time.
+    Upload(UploadError),
+    /// DynamoDB refused a request, or kept failing it until retries ran out.
+    Request {
+        /// The operation.
+        operation: Operation,
+        /// The last failure.
+        failure: Failure,
+        /// Attempts made.
+        attempts: u32,
+    },
+    /// A batch request kept leaving part of itself unprocessed, round
+    /// after round, until the retry policy's patience ran out.
+    Unprocessed {
+        /// The operation.
+        operation: Operation,
+        /// Requests (or keys) still unprocessed.
+        left: usize,
+        /// Rounds in a row that made no progress.
+        rounds: u32,
+    },
+    /// Another writer changed the item first (or the stored item fails the
+    /// write's precondition); nothing of this write was kept.
+    Conflict {
+        /// The item's key, as text (`pk=a sk=b`).
+        key: String,
+    },
+    /// Chunks stayed missing after the parent was read again and again:
+    /// the store lost them.
+    ChunksVanished {
+        /// The item's key, as text.
+        key: String,
+        /// Parent reads made.
+        attempts: u32,
+    },
+    /// The executor's clock and the store's differ by more than can be
+    /// trusted (chunk ages are judged by the store's clock).
+    ClockSkew {
+        /// Store time minus local time.
+        offset_ms: i64,
+        /// The largest offset corrected.
+        limit_ms: u64,
+    },
+    /// The executor stopped the operation (its caller cancelled, or its
+    /// own input failed); what could be cleaned up was.
+    Cancelled,
+}
+
+impl ProtocolError {
+    /// The stable error code.
+    pub fn code(&self) -> Code {
+        match self {
+            Self::Split(e) => e.code(),
+            Self::Plan(e) => e.code(),
+            Self::Reassemble(e) => e.code(),
+            Self::Key(v) => v.first().map_or(Code::KeyInvalid, Violation::code),
+            Self::Upload(e) => e.code(),
+            Self::Request { failure, .. } => match (failure.kind, failure.code.as_str()) {
+                (FailureKind::NoAnswer, _) => Code::ConnectionFailed,
+                (_, "ResourceNotFoundException") => Code::TableNotFound,
+                (_, "ValidationException") => Code::DynamodbValidation,
+                _ => Code::DynamodbError,
+            },
+            Self::Unprocessed { .. } => Code::DynamodbError,
+            Self::Conflict { .. } => Code::Conflict,
+            Self::ChunksVanished { .. } => Code::ChunksVanished,
+            Self::ClockSkew { .. } => Code::ClockSkew,
+            Self::Cancelled => Code::Internal,
+        }
+    }
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Split(e) => e.fmt(f),
+            Self::Plan(e) => e.fmt(f),
+            Self::Reassemble(e) => write!(f, "stored item is damaged: {e}"),
+            Self::Upload(e) => e.fmt(f),
+            Self::Key(violations) => {
+                f.write_str("key is invalid: ")?;
+                for (i, v) in violations.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    v.fmt(f)?;
+                }
+                Ok(())
+            }
+            Self::Request {
+                operation,
+                failure,
+                attempts,
+            } => write!(
+                f,
+                "{} failed after {attempts} attempt{}: {}: {}",
+                operation.name(),
+                if *attempts == 1 { "" } else { "s" },
+                failure.code,
+                failure.message
+            ),
+            Self::Unprocessed {
+                operation,
+                left,
+                rounds,
+            } => write!(
+                f,
+                "{} left {left} requests unprocessed in {rounds} rounds in a row",
+                operation.name()
+            ),
+            Self::Conflict { key } => write!(
+                f,
+                "item {key} was changed by another writer; nothing of this write was kept"
+            ),
+            Self::ChunksVanished { key, attempts } => write!(
+                f,
+                "chunks of item {key} are still missing after {attempts} reads"
+            ),
+            Self::ClockSkew {
+                offset_ms,
+                limit_ms,
+            } => write!(
+                f,
+                "this machine's clock is {offset_ms} ms off the store's (limit {limit_ms} ms); fix the clock"
+            ),
+            Self::Cancelled => f.write_str("the operation was cancelled"),
+        }
+    }
+}
+
+impl From<SplitError> for ProtocolError {
+    fn from(e: SplitError) -> Self {
+        Self::Split(e)
+    }
+}
+
+impl From<PlanError> for ProtocolError {
+    fn from(e: PlanError) -> Self {
+        Self::Plan(e)
+    }
+}
+
+impl From<ReassembleError> for ProtocolError {
+    fn from(e: ReassembleError) -> Self {
+        Self::Reassemble(e)
+    }
+}

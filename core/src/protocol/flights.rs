@@ -1,0 +1,468 @@
+//! The requests a machine has out: handing them to the executor, resending
+//! what failed transiently (after a backoff with full jitter) and what a
+//! batch left unprocessed, pacing batch requests, and counting the
+//! capacity and the store's time the answers report. A machine sees a
+//! request again only once it is settled: answered whole, or failed for
+//! good.
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use super::clock::StoreClock;
+use super::error::ProtocolError;
+use super::pace::{Pace, Signal};
+use super::policy::RetryPolicy;
+use super::request::{Answer, Failure, Request, RequestId, Response, Send};
+use crate::plan::{BatchGet, BatchWrite, WriteRequest};
+use crate::value::Item;
+
+/// Which failures a request may be resent after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Resend {
+    /// Any transient failure: applying it twice is harmless (reads, chunk
+    /// writes, conditional writes whose failed condition is resolved by
+    /// reading the parent again).
+    Transient,
+    /// Only throttling, which proves it was not applied: an unconditional
+    /// commit, whose late second copy could land after a later writer's.
+    Throttled,
+    /// A transaction: transient failures, and cancellations by conflicts
+    /// or throttling (its token makes a resend idempotent).
+    Transaction,
+}
+
+/// Capacity units the answers reported.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Consumed {
+    /// Read units.
+    pub read: f64,
+    /// Write units.
+    pub write: f64,
+}
+
+/// A request settled for the machine.
+pub(crate) enum Settled<P> {
+    /// Answered: a batch with nothing left unprocessed (a BatchGetItem's
+    /// items gathered over its rounds).
+    Answer(P, Answer),
+    /// Failed for good.
+    Failed(P, Failed),
+}
+
+/// A request that failed for good.
+pub(crate) struct Failed {
+    pub(crate) error: ProtocolError,
+    /// The last failure, when the service (or the transport) gave one.
+    pub(crate) failure: Option<Failure>,
+}
+
+impl Failed {
+    /// True when the request's condition failed.
+    pub(crate) fn condition_failed(&self) -> bool {
+        self.failure.as_ref().is_some_and(Failure::condition_failed)
+    }
+
+    /// True unless the failure proves the request was not applied.
+    pub(crate) fn maybe_applied(&self) -> bool {
+        self.failure.as_ref().is_none_or(Failure::maybe_applied)
+    }
+}
+
+struct Flight<P> {
+    id: RequestId,
+    request: Request,
+    purpose: P,
+    resend: Resend,
+    /// Attempts of the current round.
+    attempts: u32,
+    /// Batch rounds in a row that made no progress.
+    stalled: u32,
+    /// The pace's number for the attempt in flight (batch requests only).
+    paced: Option<u64>,
+    /// A BatchGetItem's items from earlier rounds.
+    found: Vec<Item>,
+    /// Settled at its next answer, resent no more: sent before the machine
+    /// stopped.
+    last: bool,
+}
+
+/// The requests out, and what their answers told.
+pub(crate) struct Flights<P> {
+    next: u64,
+    open: Vec<Flight<P>>,
+    outbox: VecDeque<Send>,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) pace: Pace,
+    pub(crate) clock: StoreClock,
+    pub(crate) consumed: Consumed,
+    rng: fastrand::Rng,
+}
+
+impl<P> Flights<P> {
+    pub(crate) fn new(retry: RetryPolicy, pace: Pace, clock: StoreClock, seed: u64) -> Self {
+        Self {
+            next: 0,
+            open: Vec::new(),
+            outbox: VecDeque::new(),
+            retry,
+            pace,
+            clock,
+            consumed: Consumed::default(),
+            rng: fastrand::Rng::with_seed(seed),
+        }
+    }
+
+    /// Random bits for a version id.
+    pub(crate) fn random(&mut self) -> u128 {
+        self.rng.u128(..)
+    }
+
+    /// A fraction in `[0, 1)`, for a pause with full jitter.
+    pub(crate) fn jitter(&mut self) -> f64 {
+        self.rng.f64()
+    }
+
+    /// Sends `request` for `purpose`.
+    pub(crate) fn send(&mut self, request: Request, purpose: P, resend: Resend) -> RequestId {
+        self.send_after(request, purpose, resend, Duration::ZERO)
+    }
+
+    /// Sends `request` for `purpose` after `delay`.
+    pub(crate) fn send_after(
+        &mut self,
+        request: Request,
+        purpose: P,
+        resend: Resend,
+        delay: Duration,
+    ) -> RequestId {
+        let id = RequestId(self.next);
+        self.next += 1;
+        let paced = is_batch(&request);
+        self.open.push(Flight {
+            id,
+            request,
+            purpose,
+            resend,
+            attempts: 0,
+            stalled: 0,
+            paced: paced.then_some(0),
+            found: Vec::new(),
+            last: false,
+        });
+        self.dispatch(id, delay);
+        id
+    }
+
+    /// The next request to hand to the executor.
+    pub(crate) fn next_send(&mut self) -> Option<Send> {
+        self.outbox.pop_front()
+    }
+
+    /// Requests out, or about to be.
+    pub(crate) fn open(&self) -> usize {
+        self.open.len()
+    }
+
+    /// Batch requests out.
+    pub(crate) fn batches(&self) -> usize {
+        self.open.iter().filter(|f| f.paced.is_some()).count()
+    }
+
+    /// True when the pace allows another batch request.
+    pub(crate) fn room(&self) -> bool {
+        self.batches() < self.pace.limit()
+    }
+
+    /// Resends none of the requests out; those not yet handed out are
+    /// dropped. Requests sent from now on are resent as usual (a failed
+    /// write's own cleanup).
+    pub(crate) fn stop(&mut self) {
+        for send in core::mem::take(&mut self.outbox) {
+            self.open.retain(|f| f.id != send.id);
+        }
+        for flight in &mut self.open {
+            flight.last = true;
+        }
+    }
+
+    /// Takes the answer of request `id`: `None` when it was resent (or is
+    /// not one of ours), else the request settled.
+    pub(crate) fn land(&mut self, id: RequestId, response: Response) -> Option<Settled<P>> {
+        let at = self.open.iter().position(|f| f.id == id)?;
+        self.clock.observe(response.date, response.local_ms);
+        let operation = self.open[at].request.operation();
+        if operation.reads() {
+            self.consumed.read += response.consumed;
+        } else {
+            self.consumed.write += response.consumed;
+        }
+        let flight = &mut self.open[at];
+        flight.attempts += 1;
+        let signal = match &response.result {
+            Ok(answer) if has_unprocessed(answer) => Signal::Throttled,
+            Ok(_) => Signal::Clean,
+            Err(failure) if failure.throttled() => Signal::Throttled,
+            Err(_) => Signal::Other,
+        };
+        if let Some(started) = flight.paced {
+            self.pace.answered(started, signal);
+        }
+        match response.result {
+            Err(failure) => self.failed(at, failure),
+            Ok(answer) => self.answered(at, answer),
+        }
+    }
+
+    fn failed(&mut self, at: usize, failure: Failure) -> Option<Settled<P>> {
+        let flight = &self.open[at];
+        let resendable = match flight.resend {
+            Resend::Transient => failure.transient(),
+            Resend::Throttled => failure.throttled(),
+            Resend::Transaction => failure.transient() || failure.transaction_retryable(),
+        };
+        let attempts = flight.attempts;
+        if !flight.last && resendable && attempts < self.retry.attempts(failure.throttled()) {
+            let id = flight.id;
+            let jitter = self.jitter();
+            let delay = self.retry.backoff(attempts - 1, jitter);
+            self.dispatch(id, delay);
+            return None;
+        }
+        let flight = self.open.swap_remove(at);
+        let error = ProtocolError::Request {
+            operation: flight.request.operation(),
+            failure: failure.clone(),
+            attempts,
+        };
+        Some(Settled::Failed(
+            flight.purpose,
+            Failed {
+                error,
+                failure: Some(failure),
+            },
+        ))
+    }
+
+    fn answered(&mut self, at: usize, answer: Answer) -> Option<Settled<P>> {
+        let flight = &mut self.open[at];
+        let (left, pending) = match (&mut flight.request, answer) {
+            (Request::BatchWrite(batch), Answer::BatchWrite { unprocessed }) => {
+                let pending = batch.requests.len();
+                let left = unprocessed.len();
+                if left > 0 {
+                    *batch = rebatch(unprocessed);
+                }
+                (left, pending)
+            }
+            (Request::BatchGet(get), Answer::BatchGet { items, unprocessed }) => {
+                flight.found.extend(items);
+                let pending = get.keys.len();
+                let left = unprocessed.len();
+                if left > 0 {
+                    get.keys = unprocessed;
+                }
+                (left, pending)
+            }
+            (_, answer) => {
+                let flight = self.open.swap_remove(at);
+                return Some(Settled::Answer(flight.purpose, answer));
+            }
+        };
+        if left == 0 {
+            let flight = self.open.swap_remove(at);
+            let answer = match flight.request {
+                Request::BatchGet(_) => Answer::BatchGet {
+                    items: flight.found,
+                    unprocessed: Vec::new(),
+                },
+                _ => Answer::BatchWrite {
+                    unprocessed: Vec::new(),
+                },
+            };
+            return Some(Settled::Answer(flight.purpose, answer));
+        }
+        // Items left unprocessed are the service's answer to a rate: as
+        // patient as with throttling errors. A round that made progress
+        // shrinks what is left, so the rounds end.
+        flight.stalled = if left < pending {
+            0
+        } else {
+            flight.stalled + 1
+        };
+        flight.attempts = 0;
+        let stalled = flight.stalled;
+        if flight.last || stalled >= self.retry.attempts(true) {
+            let flight = self.open.swap_remove(at);
+            let error = ProtocolError::Unprocessed {
+                operation: flight.request.operation(),
+                left,
+                rounds: stalled,
+            };
+            return Some(Settled::Failed(
+                flight.purpose,
+                Failed {
+                    error,
+                    failure: None,
+                },
+            ));
+        }
+        let id = flight.id;
+        let jitter = self.jitter();
+        let delay = self.retry.backoff(stalled, jitter);
+        self.dispatch(id, delay);
+        None
+    }
+
+    /// Puts flight `id` in the outbox, as it now is.
+    fn dispatch(&mut self, id: RequestId, delay: Duration) {
+        let Some(flight) = self.open.iter_mut().find(|f| f.id == id) else {
+            return;
+        };
+        if flight.paced.is_some() {
+            flight.paced = Some(self.pace.started());
+        }
+        self.outbox.push_back(Send {
+            id,
+            request: flight.request.clone(),
+            delay,
+            resendable: flight.resend != Resend::Throttled,
+        });
+    }
+}
+
+fn is_batch(request: &Request) -> bool {
+    matches!(request, Request::BatchWrite(_) | Request::BatchGet(_))
+}
+
+fn has_unprocessed(answer: &Answer) -> bool {
+    match answer {
+        Answer::BatchWrite { unprocessed } => !unprocessed.is_empty(),
+        Answer::BatchGet { unprocessed, .. } => !unprocessed.is_empty(),
+        _ => false,
+    }
+}
+
+/// A batch of the requests a BatchWriteItem left unprocessed.
+fn rebatch(requests: Vec<(alloc::string::String, WriteRequest)>) -> BatchWrite {
+    let bytes = requests.iter().map(|(_, r)| r.size()).sum();
+    BatchWrite { requests, bytes }
+}
+
+/// The items a settled BatchGetItem found.
+pub(crate) fn found(answer: Answer) -> Vec<Item> {
+    match answer {
+        Answer::BatchGet { items, .. } => items,
+        _ => Vec::new(),
+    }
+}
+
+/// The item a settled GetItem read.
+pub(crate) fn item(answer: Answer) -> Option<Item> {
+    match answer {
+        Answer::Item(item) => item,
+        _ => None,
+    }
+}
+
+/// What a settled PutItem replaced, when it asked.
+pub(crate) fn old(answer: Answer) -> Option<Item> {
+    match answer {
+        Answer::Applied { old } => old,
+        _ => None,
+    }
+}
+
+/// A BatchGetItem of `keys` in `table`, consistent, every attribute.
+pub(crate) fn batch_get(table: &str, keys: Vec<Item>, expected_bytes: usize) -> Request {
+    Request::BatchGet(BatchGet {
+        table: table.into(),
+        keys,
+        consistent: true,
+        expected_bytes,
+        attributes: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::Get;
+    use crate::protocol::request::FailureKind;
+
+    fn flights() -> Flights<u8> {
+        let retry = RetryPolicy {
+            max_attempts: 3,
+            max_throttled_attempts: 5,
+            ..RetryPolicy::default()
+        };
+        Flights::new(retry, Pace::new(4, 16), StoreClock::new(0), 7)
+    }
+
+    fn get() -> Request {
+        Request::Get(Get {
+            table: "t".into(),
+            key: Item::new(),
+            consistent: true,
+        })
+    }
+
+    fn failure(code: &str, status: u16) -> Response {
+        Response::failure(
+            Failure {
+                kind: FailureKind::Answered { status },
+                code: code.into(),
+                message: "no".into(),
+                reasons: Vec::new(),
+            },
+            0,
+        )
+    }
+
+    #[test]
+    fn transient_failures_are_resent_until_attempts_run_out() {
+        let mut f = flights();
+        let id = f.send(get(), 1, Resend::Transient);
+        assert_eq!(f.next_send().unwrap().delay, Duration::ZERO);
+        for _ in 0..2 {
+            assert!(f.land(id, failure("InternalServerError", 500)).is_none());
+            let again = f.next_send().unwrap();
+            assert_eq!(again.id, id);
+            assert!(again.delay <= Duration::from_millis(50));
+        }
+        let Some(Settled::Failed(1, failed)) = f.land(id, failure("InternalServerError", 500))
+        else {
+            panic!("settled")
+        };
+        assert!(matches!(
+            failed.error,
+            ProtocolError::Request { attempts: 3, .. }
+        ));
+        assert_eq!(f.open(), 0);
+    }
+
+    #[test]
+    fn throttling_gets_the_throttled_attempts_and_permanent_errors_none() {
+        let mut f = flights();
+        let id = f.send(get(), 1, Resend::Transient);
+        for _ in 0..4 {
+            assert!(f.land(id, failure("ThrottlingException", 400)).is_none());
+        }
+        assert!(f.land(id, failure("ThrottlingException", 400)).is_some());
+        let id = f.send(get(), 2, Resend::Transient);
+        assert!(f.land(id, failure("ValidationException", 400)).is_some());
+    }
+
+    #[test]
+    fn an_unconditional_commit_is_resent_after_throttling_only() {
+        let mut f = flights();
+        let id = f.send(get(), 1, Resend::Throttled);
+        assert!(!f.next_send().unwrap().resendable);
+        assert!(f.land(id, failure("ThrottlingException", 400)).is_none());
+        let Some(Settled::Failed(_, failed)) = f.land(id, failure("InternalServerError", 500))
+        else {
+            panic!("a 500 is not resent")
+        };
+        assert!(failed.maybe_applied());
+    }
+}

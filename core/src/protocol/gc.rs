@@ -1,0 +1,373 @@
+//! Garbage collection: deleting chunks no parent refers to, once they are
+//! older than a grace period, a page of the chunk table at a time. Chunks
+//! become unreferenced when a writer crashed before its commit, lost a race
+//! and could not abort, or could not finish deleting a replaced version.
+//!
+//! The grace period protects writes in progress: their chunks are written
+//! before their commit makes them referenced, and the version id in every
+//! chunk key records when the write began, in the store's time (writers
+//! stamp it and `gc` judges it by the clock of the store's answers, never
+//! by a clock of their own alone).
+//!
+//! Memory stays within one page: a Scan page of chunk keys, grouped by
+//! parent; the parents read with consistent BatchGetItems (their keys and
+//! manifests only); the page's verdicts sent as deletes; then the next
+//! page. Nothing is kept from a page but counters.
+//!
+//! A parent whose manifest cannot be read (damaged, or written by a newer
+//! format version) keeps every chunk of its key: not understanding the
+//! data is a reason to stop, never to delete it. The manifest is read with
+//! no size limit: `gc` builds no chunk key from it, it only compares
+//! versions.
+
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use super::clock::StoreClock;
+use super::error::ProtocolError;
+use super::flights::{Consumed, Flights, Resend, Settled, found};
+use super::pace::Pace;
+use super::policy::{DEFAULT_CONCURRENCY, DEFAULT_GRACE, INITIAL_WRITE_LIMIT, RetryPolicy};
+use super::request::{Answer, Request, RequestId, Response};
+use super::{Env, Machine, Step};
+use crate::layout::{Layout, parse_chunk_key, same_key};
+use crate::manifest::{CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, stored_version};
+use crate::plan::{BatchGet, MAX_BATCH_GET_KEYS, Scan, WriteRequest, pack_batch_writes};
+use crate::table::Table;
+use crate::value::Item;
+use crate::version::VersionId;
+
+/// How to collect.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GcOptions {
+    /// Unreferenced chunks younger than this are kept (default 1 hour): a
+    /// write that takes longer than this while `gc` runs could lose chunks.
+    pub grace: Duration,
+    /// Report only; delete nothing.
+    pub dry_run: bool,
+    /// Resends of each request.
+    pub retry: RetryPolicy,
+    /// The most batch requests in flight at once.
+    pub concurrency: usize,
+}
+
+impl Default for GcOptions {
+    fn default() -> Self {
+        Self {
+            grace: DEFAULT_GRACE,
+            dry_run: false,
+            retry: RetryPolicy::default(),
+            concurrency: DEFAULT_CONCURRENCY,
+        }
+    }
+}
+
+/// A parent whose chunks `gc` kept because its manifest cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnreadableParent {
+    /// The parent's key.
+    pub key: Item,
+    /// Why, with the error's code (`manifest is not a map [MANIFEST_INVALID]`).
+    pub reason: String,
+}
+
+/// What `gc` found and did.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct GcReport {
+    /// Chunk items seen.
+    pub chunks: usize,
+    /// Chunks their parent references.
+    pub referenced: usize,
+    /// Unreferenced chunks kept because they are within the grace period.
+    pub young: usize,
+    /// Unreferenced chunks deleted (or that would be, in a dry run).
+    pub deleted: usize,
+    /// Chunks kept because their parent's manifest cannot be read.
+    pub unreadable: usize,
+    /// Those parents, with why each could not be read.
+    pub unreadable_parents: Vec<UnreadableParent>,
+    /// Capacity units the store reported consuming.
+    pub consumed: Consumed,
+}
+
+/// What a stored parent refers to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Referenced {
+    /// No chunks: no parent, or an item stored whole.
+    Nothing,
+    /// The chunks of this version.
+    Version(VersionId),
+    /// Unknown: its manifest cannot be read, so none of its chunks may go.
+    Unknown,
+}
+
+/// One page's chunks of one parent, by version.
+struct Parent {
+    key: Item,
+    versions: BTreeMap<VersionId, Vec<Item>>,
+    referenced: Referenced,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Purpose {
+    /// A Scan page.
+    Page,
+    /// Parents of the page.
+    Parents,
+    /// Deletes of this many chunks.
+    Deletes,
+}
+
+enum Phase {
+    /// A page is being scanned.
+    Scanning,
+    /// The page's parents are being read.
+    Parents,
+    /// The page's deletes are going out.
+    Deleting,
+    Done(Option<Result<GcReport, ProtocolError>>),
+}
+
+/// A collection of one table's unreferenced chunks (see the module's
+/// documentation).
+pub struct GcMachine {
+    table: Table,
+    options: GcOptions,
+    flights: Flights<Purpose>,
+    phase: Phase,
+    /// Where the next page starts; `None` after the last.
+    next: Option<Item>,
+    last_page: bool,
+    /// The page's chunks, by parent.
+    page: Vec<Parent>,
+    deletes: VecDeque<crate::plan::BatchWrite>,
+    report: GcReport,
+}
+
+impl GcMachine {
+    /// A collection of `table`'s chunk table.
+    pub fn new(table: Table, options: GcOptions, env: Env) -> Self {
+        let pace = Pace::new(INITIAL_WRITE_LIMIT, options.concurrency);
+        let flights = Flights::new(options.retry, pace, StoreClock::new(env.local_ms), env.seed);
+        let mut machine = Self {
+            table,
+            options,
+            flights,
+            phase: Phase::Scanning,
+            next: None,
+            last_page: false,
+            page: Vec::new(),
+            deletes: VecDeque::new(),
+            report: GcReport::default(),
+        };
+        machine.scan();
+        machine
+    }
+
+    /// The chunk table's key attributes and each chunk's digest: enough to
+    /// tell a chunk (in an item collection, from the user's own items) and
+    /// to name it.
+    fn scan(&mut self) {
+        let mut attributes: Vec<String> = match &self.table.layout {
+            Layout::ChunkTable { key_name } => Vec::from([key_name.clone()]),
+            Layout::ItemCollection => self
+                .table
+                .key
+                .attributes()
+                .map(|k| k.name.clone())
+                .collect(),
+        };
+        attributes.push(CHUNK_DIGEST_ATTRIBUTE.into());
+        let scan = Scan {
+            table: self.table.chunk_table.clone(),
+            attributes,
+            consistent: true,
+            start: self.next.take(),
+            limit: None,
+        };
+        self.flights
+            .send(Request::Scan(scan), Purpose::Page, Resend::Transient);
+        self.phase = Phase::Scanning;
+    }
+
+    /// Groups a page's chunks by parent and version, and reads the parents.
+    fn paged(&mut self, items: Vec<Item>, next: Option<Item>) {
+        self.last_page = next.is_none();
+        self.next = next;
+        let mut page: BTreeMap<Item, Parent> = BTreeMap::new();
+        for mut item in items {
+            // A chunk carries its digest; in an item collection, items
+            // without one are the user's own.
+            if item.remove(CHUNK_DIGEST_ATTRIBUTE).is_none() {
+                continue;
+            }
+            let Ok(chunk) = parse_chunk_key(&self.table.key, &self.table.layout, &item) else {
+                continue;
+            };
+            self.report.chunks += 1;
+            let parent = page
+                .entry(chunk.parent_key.clone())
+                .or_insert_with(|| Parent {
+                    key: chunk.parent_key,
+                    versions: BTreeMap::new(),
+                    referenced: Referenced::Nothing,
+                });
+            parent.versions.entry(chunk.version).or_default().push(item);
+        }
+        let page: Vec<Parent> = page.into_values().collect();
+        let attributes: Vec<String> = self
+            .table
+            .key
+            .attributes()
+            .map(|k| k.name.clone())
+            .chain([String::from(MANIFEST_ATTRIBUTE)])
+            .collect();
+        for keys in page.chunks(MAX_BATCH_GET_KEYS) {
+            let get = BatchGet {
+                table: self.table.table.clone(),
+                keys: keys.iter().map(|p| p.key.clone()).collect(),
+                consistent: true,
+                expected_bytes: 0,
+                attributes: attributes.clone(),
+            };
+            self.flights
+                .send(Request::BatchGet(get), Purpose::Parents, Resend::Transient);
+        }
+        self.page = page;
+        self.phase = Phase::Parents;
+    }
+
+    /// Records what each parent read refers to.
+    fn parents_read(&mut self, parents: Vec<Item>) {
+        for stored in parents {
+            let Some(parent) = self
+                .page
+                .iter_mut()
+                .find(|p| same_key(&self.table.key, &p.key, &stored))
+            else {
+                continue;
+            };
+            parent.referenced = match stored_version(&stored) {
+                Ok(Some(version)) => Referenced::Version(version),
+                Ok(None) => Referenced::Nothing,
+                Err(e) => {
+                    self.report.unreadable_parents.push(UnreadableParent {
+                        key: parent.key.clone(),
+                        reason: format!("{e} [{}]", e.code()),
+                    });
+                    Referenced::Unknown
+                }
+            };
+        }
+    }
+
+    /// The page's verdicts, once every parent is read: deletes out.
+    fn judge(&mut self) -> Result<(), ProtocolError> {
+        let now_ms = self.flights.clock.now_ms()?;
+        let grace_ms = u64::try_from(self.options.grace.as_millis()).unwrap_or(u64::MAX);
+        let mut doomed = Vec::new();
+        for parent in core::mem::take(&mut self.page) {
+            for (version, keys) in parent.versions {
+                let count = keys.len();
+                if parent.referenced == Referenced::Version(version) {
+                    self.report.referenced += count;
+                } else if parent.referenced == Referenced::Unknown {
+                    self.report.unreadable += count;
+                } else if version.unix_ms().saturating_add(grace_ms) > now_ms {
+                    self.report.young += count;
+                } else {
+                    self.report.deleted += count;
+                    doomed.extend(keys);
+                }
+            }
+        }
+        if !self.options.dry_run {
+            let table = &self.table.chunk_table;
+            let deletes = doomed
+                .into_iter()
+                .map(|key| (table.clone(), WriteRequest::Delete(key)));
+            self.deletes = pack_batch_writes(deletes).into();
+        }
+        self.phase = Phase::Deleting;
+        Ok(())
+    }
+
+    fn finish(&mut self, result: Result<GcReport, ProtocolError>) {
+        self.flights.stop();
+        self.phase = Phase::Done(Some(result));
+    }
+}
+
+impl Machine for GcMachine {
+    type Output = GcReport;
+
+    fn poll(&mut self) -> Step<GcReport> {
+        loop {
+            if let Some(send) = self.flights.next_send() {
+                return Step::Send(send);
+            }
+            match &mut self.phase {
+                Phase::Scanning => return Step::Wait,
+                Phase::Parents if self.flights.open() > 0 => return Step::Wait,
+                Phase::Parents => {
+                    if let Err(error) = self.judge() {
+                        self.finish(Err(error));
+                    }
+                }
+                Phase::Deleting => {
+                    if self.flights.room()
+                        && let Some(batch) = self.deletes.pop_front()
+                    {
+                        self.flights.send(
+                            Request::BatchWrite(batch),
+                            Purpose::Deletes,
+                            Resend::Transient,
+                        );
+                        continue;
+                    }
+                    if !self.deletes.is_empty() || self.flights.open() > 0 {
+                        return Step::Wait;
+                    }
+                    if self.last_page {
+                        let mut report = core::mem::take(&mut self.report);
+                        report.consumed = self.flights.consumed;
+                        self.finish(Ok(report));
+                    } else {
+                        self.scan();
+                    }
+                }
+                Phase::Done(result) => {
+                    return match result.take() {
+                        Some(result) => Step::Done(result),
+                        None => Step::Wait,
+                    };
+                }
+            }
+        }
+    }
+
+    fn handle(&mut self, id: RequestId, response: Response) {
+        match self.flights.land(id, response) {
+            Some(Settled::Answer(Purpose::Page, Answer::Scan { items, next })) => {
+                self.paged(items, next)
+            }
+            Some(Settled::Answer(Purpose::Parents, answer)) => self.parents_read(found(answer)),
+            Some(Settled::Answer(..)) | None => {}
+            Some(Settled::Failed(_, failed)) => self.finish(Err(failed.error)),
+        }
+    }
+
+    fn cancel(&mut self) {
+        if !matches!(self.phase, Phase::Done(_)) {
+            self.finish(Err(ProtocolError::Cancelled));
+        }
+    }
+
+    fn consumed(&self) -> Consumed {
+        self.flights.consumed
+    }
+}

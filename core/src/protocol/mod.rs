@@ -1,0 +1,131 @@
+//! The protocols, as state machines that do no I/O: writing a virtual item
+//! ([`PutMachine`]), reading one ([`ReadMachine`]), deleting one
+//! ([`DeleteMachine`]), collecting what crashed writers left
+//! ([`GcMachine`]), and one plain request with retries ([`Call`]).
+//!
+//! A machine decides everything: which requests to send and when, which
+//! failures to resend and after how long, how many batch requests fly,
+//! when a write commits, when a read goes back to the parent, what `gc`
+//! may delete. An executor (the Rust host, the npm package's driver) only
+//! does what [`Machine::poll`] says: sends a [`Request`] and feeds its
+//! answer back with [`Machine::handle`], runs CPU-heavy
+//! [`Machine::work`] where it does not block others, moves bytes in and
+//! out, and reports progress. Policy numbers live in [`policy`].
+//!
+//! ```
+//! use dynaslice_core::protocol::{Answer, Call, Machine, Response, Step};
+//! use dynaslice_core::plan::Get;
+//! use dynaslice_core::{AttributeValue, Item};
+//!
+//! let mut key = Item::new();
+//! key.insert("pk".into(), AttributeValue::S("a".into()));
+//! let get = Get { table: "docs".into(), key, consistent: true };
+//! let mut call = Call::new(dynaslice_core::protocol::Request::Get(get), Default::default(), 7);
+//! let Step::Send(send) = call.poll() else { unreachable!() };
+//! // … the executor sends `send.request`, then feeds back what came:
+//! call.handle(send.id, Response::answer(Answer::Item(None), 0));
+//! assert!(matches!(call.poll(), Step::Done(Ok(Answer::Item(None)))));
+//! ```
+
+mod call;
+mod clock;
+mod delete;
+mod error;
+mod flights;
+mod gc;
+mod pace;
+pub mod policy;
+mod put;
+mod read;
+mod request;
+
+pub use call::Call;
+pub use clock::StoreClock;
+pub use delete::{DeleteMachine, DeleteOutcome};
+pub use error::ProtocolError;
+pub use flights::Consumed;
+pub use gc::{GcMachine, GcOptions, GcReport, UnreadableParent};
+pub use pace::{Pace, Signal};
+pub use policy::RetryPolicy;
+pub use put::{PutMachine, PutOptions, PutOutcome, PutSource};
+pub use read::{GetOptions, ReadMachine, ReadOutcome, Sink};
+pub use request::{
+    Answer, Failure, FailureKind, Operation, Request, RequestId, Response, Send, StoreDate,
+    THROTTLING_CODES, TRANSIENT_CODES,
+};
+
+/// What the executor does next.
+#[derive(Debug)]
+pub enum Step<T> {
+    /// Send this request (after its delay), then feed its answer to
+    /// [`Machine::handle`]. More may follow before any answer is due.
+    Send(Send),
+    /// Call [`Machine::work`] (compressing or decoding up to a few hundred
+    /// kilobytes), then poll again.
+    Work,
+    /// Give the machine up to this many more bytes of its payload, or tell
+    /// it the payload ended ([`PutMachine::input`]).
+    Input(usize),
+    /// Decoded bytes are ready: take them ([`ReadMachine::output`]), then
+    /// poll again.
+    Output,
+    /// Throw away the output taken so far: the read starts over, from a
+    /// newer version (a concurrent overwrite replaced the one being read).
+    Restart,
+    /// Nothing to do until an answer is fed back.
+    Wait,
+    /// Finished. Poll no more.
+    Done(Result<T, ProtocolError>),
+}
+
+/// How far an operation has come, for a progress display.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Progress {
+    /// Bytes done so far (what a byte is depends on the operation: the
+    /// payload's bytes for a streamed write, the items' bytes otherwise).
+    pub bytes_done: u64,
+    /// Bytes in all, as far as known.
+    pub bytes_total: u64,
+    /// Chunks done so far.
+    pub chunks_done: u32,
+    /// Chunks in all, as far as known.
+    pub chunks_total: u32,
+}
+
+/// A protocol machine.
+pub trait Machine {
+    /// What it finishes with.
+    type Output;
+
+    /// The next thing to do.
+    fn poll(&mut self) -> Step<Self::Output>;
+
+    /// The answer (or failure) of the request `id`.
+    fn handle(&mut self, id: RequestId, response: Response);
+
+    /// Does the CPU-heavy work [`Step::Work`] asked for.
+    fn work(&mut self) {}
+
+    /// Stops the operation: nothing new is started but what cleans up
+    /// after it (a write's chunks that nothing refers to yet); it then
+    /// finishes with [`ProtocolError::Cancelled`]. Answers of requests
+    /// already out are still fed back, or simply dropped.
+    fn cancel(&mut self);
+
+    /// How far it has come.
+    fn progress(&self) -> Progress {
+        Progress::default()
+    }
+
+    /// Capacity units the answers reported so far.
+    fn consumed(&self) -> Consumed;
+}
+
+/// What every machine is started with from its executor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Env {
+    /// The executor's clock, in Unix milliseconds.
+    pub local_ms: u64,
+    /// Random bits: version ids and the jitter of pauses come from them.
+    pub seed: u64,
+}

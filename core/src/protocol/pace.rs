@@ -1,0 +1,87 @@
+//! How many batch requests an operation keeps in flight: additive increase,
+//! multiplicative decrease (AIMD, TCP's congestion control), driven by
+//! DynamoDB's throttling.
+//!
+//! A table and each of its partitions serve a bounded rate (AWS developer
+//! guide, "DynamoDB throttling": 1,000 WCU and 3,000 RCU per second per
+//! partition; an on-demand table starts at 4,000 WCU and 12,000 RCU per
+//! second). Past it the service answers `ProvisionedThroughputExceeded` or
+//! `ThrottlingException`, or leaves part of a batch unprocessed. So every
+//! request that comes back whole raises the limit (by one while no throttle
+//! was seen yet, "slow start"; then by one per limit's worth of clean
+//! answers), and a throttled one halves it, at most once per window of
+//! requests, so one burst of throttles halves it once.
+
+/// What an answer said about the table's capacity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Signal {
+    /// Served whole.
+    Clean,
+    /// Throttled, or part of a batch left unprocessed.
+    Throttled,
+    /// Failed for another reason: no signal about capacity.
+    Other,
+}
+
+/// The limit on batch requests in flight.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Pace {
+    /// The limit; fractional so additive increase can be 1/limit per answer.
+    limit: f64,
+    max: usize,
+    /// Still doubling: no throttle seen yet.
+    slow_start: bool,
+    /// Requests started; a throttle on one started before the last
+    /// decrease does not decrease again.
+    started: u64,
+    decreased_at: u64,
+}
+
+impl Pace {
+    /// A pace that starts at `start` and never allows more than `max` (at
+    /// least 1) in flight.
+    pub fn new(start: usize, max: usize) -> Self {
+        let max = max.max(1);
+        Self {
+            limit: start.clamp(1, max) as f64,
+            max,
+            slow_start: true,
+            started: 0,
+            decreased_at: 0,
+        }
+    }
+
+    /// The requests allowed in flight now (at least 1).
+    pub fn limit(&self) -> usize {
+        (self.limit as usize).max(1)
+    }
+
+    /// The most this pace ever allows.
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// Records that a request starts; returns its number, for
+    /// [`Pace::answered`].
+    pub fn started(&mut self) -> u64 {
+        self.started += 1;
+        self.started
+    }
+
+    /// Records what the answer of request number `started` said.
+    pub fn answered(&mut self, started: u64, signal: Signal) {
+        let max = self.max as f64;
+        match signal {
+            Signal::Clean if self.slow_start => self.limit = (self.limit + 1.0).min(max),
+            Signal::Clean => self.limit = (self.limit + 1.0 / self.limit).min(max),
+            Signal::Throttled => {
+                self.slow_start = false;
+                if started > self.decreased_at {
+                    self.limit = (self.limit / 2.0).max(1.0);
+                    self.decreased_at = self.started;
+                }
+            }
+            Signal::Other => {}
+        }
+    }
+}

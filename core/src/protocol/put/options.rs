@@ -1,0 +1,116 @@
+//! What a write is told, and what it reports.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::manifest::Manifest;
+use crate::plan::{Commit, Precondition, WriteKind, WriteMode};
+use crate::protocol::policy::{DEFAULT_BATCH_ITEMS, DEFAULT_CONCURRENCY, RetryPolicy};
+use crate::split::{CodecChoice, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitOptions};
+use crate::table::Table;
+use crate::version::VersionId;
+
+/// How to write.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PutOptions {
+    /// The codec (default: `auto`, the core's policy).
+    pub compression: CodecChoice,
+    /// Batch (the default: half the write units of a transaction), atomic
+    /// (one transaction), or atomic when it fits.
+    pub mode: WriteMode,
+    /// Attributes are spilled, largest first, until the parent is this
+    /// many bytes or fewer.
+    pub parent_budget: usize,
+    /// Attributes that always stay on the parent (index keys).
+    pub keep: Vec<String>,
+    /// The largest item accepted, in raw payload bytes (default 64 MiB); a
+    /// replaced item beyond it keeps its chunks for `gc` rather than have a
+    /// key built for each.
+    pub max_item_bytes: usize,
+    /// Resends of each request.
+    pub retry: RetryPolicy,
+    /// The most batch requests in flight at once (default 16): a write
+    /// starts at 4 and adapts to throttling between 1 and this.
+    pub concurrency: usize,
+    /// Chunks per BatchWriteItem (1..=25): smaller batches keep more
+    /// requests in flight for one item.
+    pub batch_items: usize,
+    /// What the stored item must be for the write to go in (optimistic
+    /// locking: a failed precondition, or a concurrent writer committing
+    /// first, is a conflict). `None` (the default): the last writer wins,
+    /// as with PutItem.
+    pub precondition: Option<Precondition>,
+}
+
+impl Default for PutOptions {
+    fn default() -> Self {
+        Self {
+            compression: CodecChoice::Auto,
+            mode: WriteMode::Batch,
+            parent_budget: DEFAULT_PARENT_BUDGET,
+            keep: Vec::new(),
+            max_item_bytes: DEFAULT_MAX_RAW_BYTES,
+            retry: RetryPolicy::default(),
+            concurrency: DEFAULT_CONCURRENCY,
+            batch_items: DEFAULT_BATCH_ITEMS,
+            precondition: None,
+        }
+    }
+}
+
+impl PutOptions {
+    /// How the commit treats a concurrent writer: optimistic locking when
+    /// there is a precondition, last writer wins otherwise.
+    pub fn commit(&self) -> Commit {
+        match self.precondition {
+            Some(_) => Commit::IfExpected,
+            None => Commit::Overwrite,
+        }
+    }
+
+    /// The split options of a write to `table` as `version`.
+    pub fn split_options(&self, table: &Table, version: VersionId) -> SplitOptions {
+        let mut options = SplitOptions::new(table.key.clone(), version);
+        options.layout = table.layout.clone();
+        options.compression = self.compression;
+        options.parent_budget = self.parent_budget;
+        options.keep = self.keep.clone();
+        options.max_raw_bytes = self.max_item_bytes;
+        options
+    }
+}
+
+/// How a write went in.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct PutOutcome {
+    /// How it was written: one PutItem, one transaction, or batches and a
+    /// commit.
+    pub mode: WriteKind,
+    /// The new version, when the item was split.
+    pub manifest: Option<Manifest>,
+    /// The virtual item's version it replaced, when it replaced one and
+    /// knows which (after an ambiguous failure it may not: the replaced
+    /// version's chunks are then left to `gc`).
+    pub replaced: Option<VersionId>,
+    /// An item (virtual or plain) was stored under the key before, as far
+    /// as the write knows.
+    pub replaced_item: bool,
+    /// Another writer's commit replaced this write's right after it (or
+    /// raced it after a failure left this write's own commit in doubt):
+    /// the write succeeded, as a PutItem overwritten at once does, and its
+    /// chunks were deleted. Only under last writer wins.
+    pub superseded: bool,
+    /// Bytes of the parent and chunk items written.
+    pub bytes_written: u64,
+    /// Bytes of the payload a streamed write took in (0 otherwise).
+    pub payload_bytes: u64,
+    /// Write capacity units the plan costs (before cleanup).
+    pub planned_write_units: u64,
+    /// Deletes of the replaced version's chunks that failed (left to `gc`).
+    pub cleanup_left: usize,
+    /// Write capacity units the store reported consuming (cleanup included).
+    pub consumed_write_units: f64,
+    /// Read capacity units of the parent reads the protocol made.
+    pub consumed_read_units: f64,
+}

@@ -1,0 +1,546 @@
+//! Reading a virtual item: the parent by a consistent GetItem, then its
+//! chunks by exact keys, in sequence order a few small BatchGetItems
+//! ahead, each decoded as its turn comes and dropped. A chunk missing
+//! because a concurrent overwrite deleted it sends the read back to the
+//! parent, a bounded number of times; the reader gets one complete version
+//! some writer committed, or an error, never a mix.
+//!
+//! Two sinks: the whole item ([`Sink::Item`], which holds the raw payload
+//! and, at the end, the item), or the bytes of one string or binary
+//! attribute ([`Sink::Attribute`], in bounded memory whatever its size:
+//! each chunk is checked whole before any of its bytes are released).
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::clock::StoreClock;
+use super::error::ProtocolError;
+use super::flights::{Consumed, Flights, Resend, Settled, batch_get, found, item};
+use super::pace::Pace;
+use super::policy::{
+    CHUNKS_PER_READ, DEFAULT_CONCURRENCY, INITIAL_READ_LIMIT, MAX_REREADS, READ_WINDOW, RetryPolicy,
+};
+use super::request::{Request, RequestId, Response};
+use super::{Env, Machine, Progress, Step};
+use crate::chunk_reader::ChunkReader;
+use crate::manifest::{Manifest, stored_version};
+use crate::plan::parent_get;
+use crate::reassemble::{ReassembleError, ReassembleOptions};
+use crate::reassembler::Reassembler;
+use crate::split::DEFAULT_MAX_RAW_BYTES;
+use crate::table::Table;
+use crate::value::Item;
+
+/// How to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GetOptions {
+    /// The largest raw payload read whole (default 64 MiB): a larger
+    /// stored manifest is refused before anything is allocated. A read of
+    /// one attribute ([`Sink::Attribute`]) streams it whatever its size;
+    /// there it bounds only what must be held whole (a raw snappy payload,
+    /// the attributes' names).
+    pub max_item_bytes: usize,
+    /// Times the parent is read again when chunks vanished under a
+    /// concurrent overwrite (default 5).
+    pub max_rereads: u32,
+    /// Resends of each request.
+    pub retry: RetryPolicy,
+    /// The most BatchGetItem requests in flight at once (default 16; each
+    /// of [`CHUNKS_PER_READ`] chunks): a read starts with its window
+    /// ([`READ_WINDOW`]) in flight and adapts to throttling between 1 and
+    /// this.
+    pub concurrency: usize,
+}
+
+impl Default for GetOptions {
+    fn default() -> Self {
+        Self {
+            max_item_bytes: DEFAULT_MAX_RAW_BYTES,
+            max_rereads: MAX_REREADS,
+            retry: RetryPolicy::default(),
+            concurrency: DEFAULT_CONCURRENCY,
+        }
+    }
+}
+
+/// What a read delivers.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Sink {
+    /// The whole item.
+    Item,
+    /// The bytes of one `S` or `B` attribute (a string's as UTF-8), taken
+    /// with [`ReadMachine::output`].
+    Attribute {
+        /// The attribute.
+        name: String,
+        /// Whether the executor can throw away what it took so far
+        /// ([`Step::Restart`]), to start again from a newer version: a
+        /// file can, a stream already handed to its reader cannot (a read
+        /// that lost its version then fails with `CHUNK_MISSING`).
+        restartable: bool,
+    },
+}
+
+/// A read's result.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ReadOutcome {
+    /// The item exactly as it was written ([`Sink::Item`]).
+    pub item: Option<Item>,
+    /// Its manifest, when it was split.
+    pub manifest: Option<Manifest>,
+    /// Bytes of the attribute taken ([`Sink::Attribute`]).
+    pub bytes: u64,
+    /// Chunk items read, over every attempt.
+    pub chunks_read: u32,
+    /// Parent reads it took (more than 1 when a concurrent overwrite
+    /// replaced the item mid-read).
+    pub parent_reads: u32,
+    /// Read capacity units the store reported consuming.
+    pub consumed_read_units: f64,
+}
+
+/// Why a request was sent.
+#[derive(Clone, Copy, Debug)]
+enum Purpose {
+    /// The parent.
+    Parent,
+    /// Chunks `first..first + CHUNKS_PER_READ` of attempt `attempt`.
+    Chunks { attempt: u32, first: u32 },
+}
+
+/// What decodes the chunks.
+enum Decoder {
+    None,
+    Item(Reassembler),
+    Attribute(ChunkReader),
+}
+
+enum Phase {
+    /// The parent is being read (first, or again after a chunk vanished).
+    Parent,
+    /// Chunks are being read and decoded.
+    Chunks,
+    /// Finished.
+    Done(Option<Result<Option<ReadOutcome>, ProtocolError>>),
+}
+
+/// A read of one virtual item (see the module's documentation).
+pub struct ReadMachine {
+    table: Table,
+    options: GetOptions,
+    sink: Sink,
+    window: usize,
+    key: Item,
+    flights: Flights<Purpose>,
+    phase: Phase,
+    /// The parent this attempt reads, and its manifest.
+    parent: Option<Item>,
+    manifest: Option<Manifest>,
+    decoder: Decoder,
+    /// A chunk that vanished in this attempt: the parent is read again to
+    /// tell an overwrite from a loss.
+    missing: Option<ReassembleError>,
+    attempt: u32,
+    count: u32,
+    /// Chunks asked for (`0..asked`) and decoded (`0..next`) this attempt.
+    asked: u32,
+    next: u32,
+    /// Chunks arrived ahead of their turn (`None`: not found).
+    arrived: BTreeMap<u32, Option<Item>>,
+    /// Output may be waiting ([`Sink::Attribute`]).
+    undrained: bool,
+    /// Bytes taken this attempt, and in all.
+    taken: u64,
+    restart: bool,
+    chunks_read: u32,
+    parent_reads: u32,
+    progress: Progress,
+}
+
+impl ReadMachine {
+    /// A read of the item with `key` from `table` into `sink`, at most
+    /// `window` chunk requests ahead of the one being decoded (at most
+    /// [`READ_WINDOW`] when `None`).
+    pub fn new(
+        key: &Item,
+        table: Table,
+        sink: Sink,
+        options: GetOptions,
+        window: Option<usize>,
+        env: Env,
+    ) -> Self {
+        let pace = Pace::new(INITIAL_READ_LIMIT, options.concurrency);
+        let flights = Flights::new(options.retry, pace, StoreClock::new(env.local_ms), env.seed);
+        let mut machine = Self {
+            key: Item::new(),
+            table,
+            options,
+            sink,
+            window: window.unwrap_or(READ_WINDOW).max(1),
+            flights,
+            phase: Phase::Parent,
+            parent: None,
+            manifest: None,
+            decoder: Decoder::None,
+            missing: None,
+            attempt: 0,
+            count: 0,
+            asked: 0,
+            next: 0,
+            arrived: BTreeMap::new(),
+            undrained: false,
+            taken: 0,
+            restart: false,
+            chunks_read: 0,
+            parent_reads: 0,
+            progress: Progress::default(),
+        };
+        match machine.table.key.check_key(key) {
+            Ok(key) => {
+                machine.key = key;
+                machine.read_parent();
+            }
+            Err(violations) => machine.finish(Err(ProtocolError::Key(violations))),
+        }
+        machine
+    }
+
+    /// The attribute's next bytes ([`Step::Output`]; decoding them is
+    /// CPU-heavy): empty when none are ready.
+    pub fn output(&mut self) -> &[u8] {
+        let read = match &mut self.decoder {
+            Decoder::Attribute(reader) => reader.read().map(<[u8]>::len),
+            _ => Ok(0),
+        };
+        match read {
+            Ok(0) => {
+                self.undrained = false;
+                &[]
+            }
+            Ok(len) => {
+                self.taken += len as u64;
+                match &self.decoder {
+                    Decoder::Attribute(reader) => reader.last_read(),
+                    _ => &[],
+                }
+            }
+            Err(error) => {
+                self.undrained = false;
+                self.fail(error.into());
+                &[]
+            }
+        }
+    }
+
+    /// The attribute's length once known ([`Sink::Attribute`]).
+    pub fn size(&self) -> Option<u64> {
+        match &self.decoder {
+            Decoder::Attribute(reader) => reader.size(),
+            _ => None,
+        }
+    }
+
+    /// The manifest of the version being read, once the parent is read.
+    pub fn manifest(&self) -> Option<&Manifest> {
+        self.manifest.as_ref()
+    }
+
+    fn read_parent(&mut self) {
+        let target = self.table.target(self.options.max_item_bytes as u64);
+        let get = parent_get(&target, &self.key);
+        self.flights
+            .send(Request::Get(get), Purpose::Parent, Resend::Transient);
+        self.parent_reads += 1;
+        self.phase = Phase::Parent;
+    }
+
+    fn options(&self) -> ReassembleOptions<'_> {
+        let mut options = ReassembleOptions::new(&self.table.key, &self.table.layout);
+        options.max_raw_bytes = self.options.max_item_bytes;
+        options
+    }
+
+    /// A parent was read: start (or start again) on its version.
+    fn parent_read(&mut self, parent: Option<Item>) -> Result<(), ProtocolError> {
+        let Some(parent) = parent else {
+            return self.done(None);
+        };
+        if let Some(missing) = self.missing.take() {
+            // Deleted under us by an overwrite's cleanup? Only if the parent
+            // moved on; if not, the store lost a chunk.
+            let before = self
+                .parent
+                .as_ref()
+                .map(|p| stored_version(p).ok().flatten());
+            if before == Some(stored_version(&parent).ok().flatten()) {
+                return Err(missing.into());
+            }
+            if self.taken > 0 {
+                match &self.sink {
+                    Sink::Attribute {
+                        restartable: false, ..
+                    } => return Err(missing.into()),
+                    _ => self.restart = true,
+                }
+            }
+        }
+        // The whole item is refused over the limit before anything is
+        // allocated; an attribute streams whatever the item's size.
+        let limit = match self.sink {
+            Sink::Item => self.options.max_item_bytes as u64,
+            Sink::Attribute { .. } => u64::MAX,
+        };
+        self.manifest = self.table.target(limit).read_manifest(&parent)?;
+        self.decoder = match &self.sink {
+            Sink::Item => Decoder::Item(Reassembler::new(&parent, &self.options())?),
+            Sink::Attribute { name, .. } => {
+                Decoder::Attribute(ChunkReader::new(&parent, name, &self.options())?)
+            }
+        };
+        self.count = match &self.decoder {
+            Decoder::Item(r) => r.chunk_count(),
+            Decoder::Attribute(r) => r.chunk_count(),
+            Decoder::None => 0,
+        };
+        self.attempt += 1;
+        self.asked = 0;
+        self.next = 0;
+        self.taken = 0;
+        self.arrived.clear();
+        self.undrained = true;
+        self.progress = Progress {
+            bytes_done: 0,
+            bytes_total: match &self.manifest {
+                Some(m) if m.inline.is_none() && self.count > 0 => m.stored_len,
+                _ => 0,
+            },
+            chunks_done: 0,
+            chunks_total: self.count,
+        };
+        self.parent = Some(parent);
+        self.phase = Phase::Chunks;
+        Ok(())
+    }
+
+    /// Asks for the next chunks, as the window and the pace allow.
+    fn ask(&mut self) -> Result<bool, ProtocolError> {
+        let ahead = (self.asked - self.next) as usize;
+        if self.asked >= self.count || ahead >= self.window || !self.flights.room() {
+            return Ok(false);
+        }
+        let first = self.asked;
+        let last = first.saturating_add(CHUNKS_PER_READ).min(self.count);
+        let keys = (first..last)
+            .map(|seq| self.chunk_key(seq))
+            .collect::<Result<Vec<_>, _>>()?;
+        let request = batch_get(&self.table.chunk_table, keys, 0);
+        let purpose = Purpose::Chunks {
+            attempt: self.attempt,
+            first,
+        };
+        self.flights.send(request, purpose, Resend::Transient);
+        self.asked = last;
+        Ok(true)
+    }
+
+    fn chunk_key(&self, seq: u32) -> Result<Item, ReassembleError> {
+        match &self.decoder {
+            Decoder::Item(r) => r.chunk_key(seq),
+            Decoder::Attribute(r) => r.chunk_key(seq),
+            Decoder::None => Err(ReassembleError::ChunkOutOfRange { seq, count: 0 }),
+        }
+    }
+
+    /// Files the chunks a request found under their sequence numbers.
+    fn arrived(&mut self, first: u32, mut items: Vec<Item>) -> Result<(), ProtocolError> {
+        let last = first.saturating_add(CHUNKS_PER_READ).min(self.count);
+        for seq in first..last {
+            let key = self.chunk_key(seq)?;
+            let at = items.iter().position(|item| {
+                key.iter()
+                    .all(|(name, value)| item.get(name) == Some(value))
+            });
+            let chunk = at.map(|at| items.swap_remove(at));
+            self.chunks_read += u32::from(chunk.is_some());
+            self.arrived.insert(seq, chunk);
+        }
+        Ok(())
+    }
+
+    /// Decodes the chunk whose turn it is.
+    fn push_next(&mut self) -> Result<(), ProtocolError> {
+        let seq = self.next;
+        let Some(chunk) = self.arrived.remove(&seq) else {
+            return Ok(());
+        };
+        let Some(chunk) = chunk else {
+            let missing = ReassembleError::ChunkMissing {
+                seq,
+                count: self.count,
+            };
+            return self.vanished(missing);
+        };
+        match &mut self.decoder {
+            Decoder::Item(r) => r.push(&chunk)?,
+            Decoder::Attribute(r) => r.push(&chunk)?,
+            Decoder::None => {}
+        }
+        if let Some(m) = &self.manifest {
+            self.progress.bytes_done += m.chunk_len(seq);
+        }
+        self.progress.chunks_done += 1;
+        self.next += 1;
+        self.undrained = true;
+        Ok(())
+    }
+
+    /// A chunk was not found: read the parent again, unless that happened
+    /// too often already.
+    fn vanished(&mut self, missing: ReassembleError) -> Result<(), ProtocolError> {
+        if self.parent_reads > self.options.max_rereads {
+            return Err(ProtocolError::ChunksVanished {
+                key: self.table.key.key_text(&self.key),
+                attempts: self.parent_reads,
+            });
+        }
+        self.missing = Some(missing);
+        self.arrived.clear();
+        self.read_parent();
+        Ok(())
+    }
+
+    /// Every chunk decoded: the item, or the attribute's last checks.
+    fn complete(&mut self) -> Result<(), ProtocolError> {
+        let decoder = core::mem::replace(&mut self.decoder, Decoder::None);
+        let item = match decoder {
+            Decoder::Item(r) => Some(r.finish()?),
+            Decoder::Attribute(r) => {
+                r.finish()?;
+                None
+            }
+            Decoder::None => None,
+        };
+        let outcome = ReadOutcome {
+            item,
+            manifest: self.manifest.take(),
+            bytes: self.taken,
+            chunks_read: self.chunks_read,
+            parent_reads: self.parent_reads,
+            consumed_read_units: self.flights.consumed.read,
+        };
+        self.done(Some(outcome))
+    }
+
+    fn done(&mut self, outcome: Option<ReadOutcome>) -> Result<(), ProtocolError> {
+        self.finish(Ok(outcome));
+        Ok(())
+    }
+
+    fn fail(&mut self, error: ProtocolError) {
+        self.finish(Err(error));
+    }
+
+    fn finish(&mut self, result: Result<Option<ReadOutcome>, ProtocolError>) {
+        self.flights.stop();
+        self.phase = Phase::Done(Some(result));
+    }
+
+    /// The next step while chunks are read; `None` when it changed state.
+    fn poll_chunks(&mut self) -> Result<Option<Step<Option<ReadOutcome>>>, ProtocolError> {
+        if self.restart {
+            self.restart = false;
+            return Ok(Some(Step::Restart));
+        }
+        if self.undrained && matches!(self.decoder, Decoder::Attribute(_)) {
+            return Ok(Some(Step::Output));
+        }
+        if self.ask()? {
+            return Ok(None);
+        }
+        if self.arrived.contains_key(&self.next) || self.next == self.count {
+            return Ok(Some(Step::Work));
+        }
+        Ok(Some(Step::Wait))
+    }
+}
+
+impl Machine for ReadMachine {
+    type Output = Option<ReadOutcome>;
+
+    fn poll(&mut self) -> Step<Option<ReadOutcome>> {
+        loop {
+            if let Some(send) = self.flights.next_send() {
+                return Step::Send(send);
+            }
+            match &mut self.phase {
+                Phase::Parent => return Step::Wait,
+                Phase::Chunks => match self.poll_chunks() {
+                    Ok(Some(step)) => return step,
+                    Ok(None) => {}
+                    Err(error) => self.fail(error),
+                },
+                Phase::Done(result) => {
+                    return match result.take() {
+                        Some(result) => Step::Done(result),
+                        None => Step::Wait,
+                    };
+                }
+            }
+        }
+    }
+
+    fn handle(&mut self, id: RequestId, response: Response) {
+        let result = match self.flights.land(id, response) {
+            Some(Settled::Answer(Purpose::Parent, answer)) => self.parent_read(item(answer)),
+            Some(Settled::Answer(Purpose::Chunks { attempt, first }, answer)) => {
+                if attempt == self.attempt && matches!(self.phase, Phase::Chunks) {
+                    self.arrived(first, found(answer))
+                } else {
+                    Ok(())
+                }
+            }
+            Some(Settled::Failed(Purpose::Chunks { attempt, .. }, _))
+                if attempt != self.attempt =>
+            {
+                Ok(())
+            }
+            Some(Settled::Failed(_, failed)) => Err(failed.error),
+            None => Ok(()),
+        };
+        if let Err(error) = result
+            && !matches!(self.phase, Phase::Done(_))
+        {
+            self.fail(error);
+        }
+    }
+
+    fn work(&mut self) {
+        if !matches!(self.phase, Phase::Chunks) {
+            return;
+        }
+        let result = if self.next == self.count {
+            self.complete()
+        } else {
+            self.push_next()
+        };
+        if let Err(error) = result {
+            self.fail(error);
+        }
+    }
+
+    fn cancel(&mut self) {
+        if !matches!(self.phase, Phase::Done(_)) {
+            self.finish(Err(ProtocolError::Cancelled));
+        }
+    }
+
+    fn progress(&self) -> Progress {
+        self.progress
+    }
+
+    fn consumed(&self) -> Consumed {
+        self.flights.consumed
+    }
+}

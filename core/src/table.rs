@@ -1,0 +1,35 @@
+//! Where a table's virtual items live, owned: what the protocol machines
+//! keep for the whole of an operation.
+
+use alloc::string::String;
+
+use crate::key::KeySchema;
+use crate::layout::Layout;
+use crate::plan::Target;
+
+/// A table able to hold virtual items: the parent table, its key schema,
+/// and where its chunks go.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Table {
+    /// The parent table's name.
+    pub table: String,
+    /// The parent table's key schema.
+    pub key: KeySchema,
+    /// Where chunks live.
+    pub layout: Layout,
+    /// The table chunks go to (the parent table itself in the
+    /// item-collection layout).
+    pub chunk_table: String,
+}
+
+impl Table {
+    /// The plan target, refusing stored manifests of more than
+    /// `max_raw_bytes` raw payload bytes before a key is built for any of
+    /// their chunks.
+    pub fn target(&self, max_raw_bytes: u64) -> Target<'_> {
+        Target {
+            max_raw_bytes,
+            ..Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
+        }
+    }
+}

@@ -1,0 +1,501 @@
+//! Each protocol with one fault at each of its requests in turn.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use dynaslice_core::manifest::stored_version;
+use dynaslice_core::plan::{Precondition, WriteKind, WriteMode};
+use dynaslice_core::protocol::{
+    DeleteMachine, GcMachine, GcOptions, GetOptions, Machine, ProtocolError, PutMachine,
+    PutOptions, PutSource, ReadMachine, Request, RetryPolicy, Sink,
+};
+use dynaslice_core::{AttributeValue, Code, CodecChoice, Compression, Item, Manifest, VersionId};
+
+use crate::sim::{
+    CHUNKS, Fault, Halt, Out, Store, TABLE, clean, committed_versions_whole, finish, orphans, run,
+    table,
+};
+
+/// An item of `len` incompressible bytes: chunk counts do not depend on a
+/// codec.
+pub fn item(key: &str, len: usize, seed: u64) -> Item {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut item = Item::new();
+    item.insert("pk".into(), AttributeValue::S(key.into()));
+    item.insert("writer".into(), AttributeValue::N(seed.to_string()));
+    item.insert(
+        "data".into(),
+        AttributeValue::B((0..len).map(|_| rng.u8(..)).collect()),
+    );
+    item
+}
+
+pub fn key(key: &str) -> Item {
+    Item::from([("pk".into(), AttributeValue::S(key.into()))])
+}
+
+/// Quick retries: the simulated store answers at once.
+pub fn retry() -> RetryPolicy {
+    RetryPolicy {
+        max_attempts: 4,
+        max_throttled_attempts: 6,
+        base_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(4),
+    }
+}
+
+pub fn put_options(mode: WriteMode) -> PutOptions {
+    PutOptions {
+        compression: CodecChoice::Fixed(Compression::NONE),
+        mode,
+        retry: retry(),
+        batch_items: 2,
+        ..PutOptions::default()
+    }
+}
+
+/// Writes `item` with no fault.
+fn write(store: &mut Store, item: &Item, options: PutOptions, seed: u64) -> VersionId {
+    let env = store.env(seed);
+    let mut put = PutMachine::new(PutSource::Item(item), table(), options, env);
+    let outcome = finish(&mut put, store, &mut clean).expect("a clean write");
+    outcome.manifest.expect("split").version
+}
+
+/// Reads the item with `key` whole.
+pub fn read(store: &mut Store, key: &Item) -> Result<Option<Item>, ProtocolError> {
+    let env = store.env(99);
+    let options = GetOptions {
+        retry: retry(),
+        ..GetOptions::default()
+    };
+    let mut read = ReadMachine::new(key, table(), Sink::Item, options, None, env);
+    Ok(finish(&mut read, store, &mut clean)?.and_then(|o| o.item))
+}
+
+/// gc, two hours later: every unreferenced chunk is past the grace.
+pub fn collect(store: &mut Store) {
+    store.now_ms += 2 * 3600 * 1000;
+    let env = store.env(98);
+    let options = GcOptions {
+        retry: retry(),
+        ..GcOptions::default()
+    };
+    let mut gc = GcMachine::new(table(), options, env);
+    finish(&mut gc, store, &mut clean).expect("gc");
+    assert_eq!(orphans(store), 0, "gc left unreferenced chunks");
+}
+
+/// The version stored under `key`.
+fn stored(store: &Store, key: &Item) -> Option<VersionId> {
+    store
+        .get(TABLE, key)
+        .and_then(|p| stored_version(p).ok().flatten())
+}
+
+/// Overwrites a stored 1 MB item (3 chunks, batches of 2) with another,
+/// with `fault` at request `at`, as `options` say; checks what must hold
+/// whatever happened, and returns the result.
+fn overwrite_with_fault(
+    options: &PutOptions,
+    at: usize,
+    fault: Fault,
+) -> (
+    Result<dynaslice_core::protocol::PutOutcome, ProtocolError>,
+    Store,
+    usize,
+) {
+    let mut store = Store::new();
+    let old = item("a", 1_000_000, 1);
+    let old_version = write(&mut store, &old, put_options(WriteMode::Batch), 1);
+    let new = item("a", 1_200_000, 2);
+    let mut options = options.clone();
+    if options.precondition.is_some() {
+        options.precondition = Some(Precondition::Version(old_version));
+    }
+    let env = store.env(2);
+    let mut put = PutMachine::new(PutSource::Item(&new), table(), options, env);
+    let mut out = Out::default();
+    let result = match run(&mut put, &mut store, &mut out, &mut |n, _| {
+        if n == at { fault } else { Fault::None }
+    }) {
+        Halt::Done(result) => result,
+        _ => panic!("a put of an item moves no bytes"),
+    };
+    committed_versions_whole(&store).unwrap();
+    // The stored item is the old one or the new one, whole.
+    let back = read(&mut store, &key("a")).expect("read").expect("an item");
+    let now = stored(&store, &key("a"));
+    if now == Some(old_version) {
+        assert_eq!(back, old);
+    } else {
+        assert_eq!(back, new, "{fault:?} at {at}: neither version");
+    }
+    if result.is_ok() {
+        assert_ne!(
+            now,
+            Some(old_version),
+            "{fault:?} at {at}: a write that succeeded is not stored"
+        );
+    }
+    (result, store, out.sent)
+}
+
+/// Every request of an overwrite, each fault in turn: the result is a
+/// success or a typed error, the stored item is whole and one of the two,
+/// and gc leaves nothing behind.
+fn every_request_every_way(options: PutOptions) {
+    let (result, _, requests) = overwrite_with_fault(&options, usize::MAX, Fault::None);
+    result.expect("a clean overwrite");
+    assert!(requests >= 3, "{requests} requests");
+    let mut kinds = BTreeMap::new();
+    for at in 0..requests {
+        for fault in Fault::ALL {
+            let (result, mut store, _) = overwrite_with_fault(&options, at, fault);
+            match &result {
+                Ok(outcome) => assert!(!outcome.superseded),
+                Err(e) => assert!(
+                    matches!(e.code(), Code::DynamodbError | Code::ConnectionFailed),
+                    "{fault:?} at {at}: {e}"
+                ),
+            }
+            *kinds.entry(result.is_ok()).or_insert(0) += 1;
+            collect(&mut store);
+        }
+    }
+    // One fault at a time is retried away, but for the commits that must
+    // not be resent.
+    assert!(kinds[&true] > kinds.get(&false).copied().unwrap_or(0));
+}
+
+#[test]
+fn a_batch_write_survives_any_one_fault_at_any_request() {
+    every_request_every_way(put_options(WriteMode::Batch));
+}
+
+#[test]
+fn an_atomic_write_survives_any_one_fault_at_any_request() {
+    let mut options = put_options(WriteMode::Atomic);
+    options.retry.max_attempts = 2;
+    every_request_every_way(options);
+}
+
+#[test]
+fn an_optimistic_write_survives_any_one_fault_at_any_request() {
+    let mut options = put_options(WriteMode::Batch);
+    options.precondition = Some(Precondition::Version(VersionId::new(0, 0)));
+    every_request_every_way(options);
+}
+
+#[test]
+fn an_overwrite_commit_that_fails_ambiguously_is_not_resent() {
+    // Request 0 reads the parent, 1 and 2 write the chunks, 3 is the
+    // unconditional commit: a 500 may have been applied, so the pinned
+    // commit goes instead, never the unconditional one again.
+    let mut store = Store::new();
+    write(
+        &mut store,
+        &item("a", 1_000_000, 1),
+        put_options(WriteMode::Batch),
+        1,
+    );
+    let new = item("a", 900_000, 2);
+    let mut put = PutMachine::new(
+        PutSource::Item(&new),
+        table(),
+        put_options(WriteMode::Batch),
+        store.env(2),
+    );
+    let mut seen = Vec::new();
+    let mut out = Out::default();
+    let Halt::Done(result) = run(&mut put, &mut store, &mut out, &mut |n, request| {
+        seen.push(request.clone());
+        if n == 3 {
+            Fault::ServerError
+        } else {
+            Fault::None
+        }
+    }) else {
+        panic!()
+    };
+    let outcome = result.expect("the pinned commit applies");
+    let puts: Vec<_> = seen
+        .iter()
+        .filter_map(|r| match r {
+            Request::Put(p) => Some(p),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        puts.len(),
+        2,
+        "the unconditional commit once, then the pinned one"
+    );
+    assert!(puts[0].condition.is_none() && puts[0].return_old);
+    assert!(puts[1].condition.is_some() && !puts[1].return_old);
+    assert_eq!(outcome.mode, WriteKind::Batch);
+    assert!(
+        outcome.replaced.is_some(),
+        "the pinned commit knows what it replaced"
+    );
+    assert_eq!(
+        orphans(&store),
+        0,
+        "the replaced version's chunks were deleted"
+    );
+}
+
+#[test]
+fn a_failed_precondition_writes_nothing() {
+    let mut store = Store::new();
+    write(
+        &mut store,
+        &item("a", 1_000_000, 1),
+        put_options(WriteMode::Batch),
+        1,
+    );
+    let mut options = put_options(WriteMode::Batch);
+    options.precondition = Some(Precondition::Absent);
+    let new = item("a", 900_000, 2);
+    let mut put = PutMachine::new(PutSource::Item(&new), table(), options, store.env(2));
+    let error = finish(&mut put, &mut store, &mut clean).unwrap_err();
+    assert_eq!(error.code(), Code::Conflict);
+    assert_eq!(
+        store.items(CHUNKS).len(),
+        3,
+        "only the stored version's chunks"
+    );
+}
+
+#[test]
+fn a_stream_that_fails_midway_leaves_no_chunk() {
+    // The host and the driver both delete every chunk a failed stream may
+    // have written (the driver used to delete only those whose write it
+    // saw succeed).
+    for (at, fault) in [
+        (2, Fault::ServerError),
+        (3, Fault::LostAnswer),
+        (usize::MAX, Fault::None),
+    ] {
+        let mut store = Store::new();
+        let mut options = put_options(WriteMode::Batch);
+        options.retry.max_attempts = 1;
+        let source = PutSource::Stream {
+            parent: key("s"),
+            attribute: "data".into(),
+            len: 3_000_000,
+        };
+        let mut put = PutMachine::new(source, table(), options, store.env(3));
+        let mut out = Out::default();
+        let mut given = 0;
+        let result = loop {
+            match run(&mut put, &mut store, &mut out, &mut |n, _| {
+                if n == at { fault } else { Fault::None }
+            }) {
+                Halt::Done(result) => break result,
+                Halt::Input(max) => {
+                    // The source fails after 2 MB: the executor cancels.
+                    if given >= 2_000_000 && at == usize::MAX {
+                        put.cancel();
+                    } else if given == 3_000_000 {
+                        put.end_input();
+                    } else {
+                        let n = max.min(3_000_000 - given);
+                        given += n;
+                        put.input(&vec![7; n]);
+                    }
+                }
+                _ => panic!("a put takes no output"),
+            }
+        };
+        let error = result.expect_err("the stream failed");
+        assert!(
+            matches!(
+                error,
+                ProtocolError::Request { .. } | ProtocolError::Cancelled
+            ),
+            "{error}"
+        );
+        assert_eq!(
+            store.items(CHUNKS),
+            Vec::<Item>::new(),
+            "{fault:?} at {at}: chunks left"
+        );
+        assert!(store.items(TABLE).is_empty());
+    }
+}
+
+#[test]
+fn a_read_goes_back_to_the_parent_only_when_it_moved() {
+    let mut store = Store::new();
+    let first = item("r", 1_000_000, 1);
+    let v1 = write(&mut store, &first, put_options(WriteMode::Batch), 1);
+    // A chunk lost while the parent still names its version: CHUNK_MISSING.
+    let parent = store.get(TABLE, &key("r")).unwrap().clone();
+    let lost =
+        dynaslice_core::layout::chunk_key(&table().key, &table().layout, &parent, v1, 1).unwrap();
+    store.remove_raw(CHUNKS, &lost);
+    assert_eq!(
+        read(&mut store, &key("r")).unwrap_err().code(),
+        Code::ChunkMissing
+    );
+}
+
+#[test]
+fn a_read_racing_an_overwrite_returns_one_version_whole() {
+    let mut store = Store::new();
+    let first = item("r", 1_000_000, 1);
+    write(&mut store, &first, put_options(WriteMode::Batch), 1);
+    let second = item("r", 800_000, 2);
+    let mut reader = ReadMachine::new(
+        &key("r"),
+        table(),
+        Sink::Item,
+        GetOptions::default(),
+        None,
+        store.env(5),
+    );
+    // Step the reader by hand: after its parent read, overwrite the item
+    // (its cleanup deletes the chunks the reader is about to ask for).
+    let mut pending = Vec::new();
+    let mut overwritten = false;
+    let result = loop {
+        match reader.poll() {
+            dynaslice_core::protocol::Step::Send(send) => pending.push(send),
+            dynaslice_core::protocol::Step::Work => reader.work(),
+            dynaslice_core::protocol::Step::Wait => {
+                let send = pending.remove(0);
+                if matches!(send.request, Request::BatchGet(_)) && !overwritten {
+                    overwritten = true;
+                    write(&mut store, &second, put_options(WriteMode::Batch), 2);
+                }
+                let response = store.send(&send.request, Fault::None);
+                reader.handle(send.id, response);
+            }
+            dynaslice_core::protocol::Step::Done(result) => break result,
+            _ => panic!("a whole read moves no bytes"),
+        }
+    };
+    let outcome = result.unwrap().unwrap();
+    assert_eq!(outcome.item.unwrap(), second);
+    assert_eq!(outcome.parent_reads, 2);
+}
+
+#[test]
+fn a_delete_survives_any_one_fault_and_a_lost_answer_is_no_conflict() {
+    for at in 0..6 {
+        for fault in Fault::ALL {
+            let mut store = Store::new();
+            write(
+                &mut store,
+                &item("d", 1_000_000, 1),
+                put_options(WriteMode::Batch),
+                1,
+            );
+            let mut delete =
+                DeleteMachine::new(&key("d"), table(), 64 << 20, retry(), store.env(4));
+            let result = finish(&mut delete, &mut store, &mut |n, _| {
+                if n == at { fault } else { Fault::None }
+            });
+            let outcome = result.unwrap_or_else(|e| panic!("{fault:?} at {at}: {e}"));
+            assert!(outcome.existed);
+            assert!(store.get(TABLE, &key("d")).is_none());
+            assert_eq!(outcome.chunks_deleted + outcome.chunks_left, 3);
+            collect(&mut store);
+        }
+    }
+}
+
+#[test]
+fn gc_deletes_only_old_orphans_and_keeps_what_it_cannot_read() {
+    let mut store = Store::new();
+    let live = write(
+        &mut store,
+        &item("live", 1_000_000, 1),
+        put_options(WriteMode::Batch),
+        1,
+    );
+    // Orphans: a crashed write's chunks under a live parent and under a
+    // missing one, written by a version stamped now.
+    for (parent, seed) in [("live", 5u64), ("gone", 6)] {
+        let orphan = item(parent, 500_000, seed);
+        let env = store.env(seed);
+        let options = put_options(WriteMode::Batch);
+        let split = dynaslice_core::split_item(
+            &orphan,
+            &options.split_options(&table(), VersionId::new(env.local_ms, seed as u128)),
+        )
+        .unwrap();
+        for chunk in split.chunks {
+            store.put_raw(CHUNKS, chunk);
+        }
+    }
+    // A parent whose manifest cannot be read keeps its chunks.
+    let mut damaged = item("bad", 500_000, 7);
+    let split = dynaslice_core::split_item(
+        &damaged,
+        &put_options(WriteMode::Batch)
+            .split_options(&table(), VersionId::new(store.now_ms - 10 * 3600 * 1000, 7)),
+    )
+    .unwrap();
+    for chunk in &split.chunks {
+        store.put_raw(CHUNKS, chunk.clone());
+    }
+    damaged = key("bad");
+    damaged.insert("_ds".into(), AttributeValue::S("not a manifest".into()));
+    store.put_raw(TABLE, damaged);
+    // A parent whose manifest claims far more than any reader's limit
+    // still protects its chunks: gc reads only its version.
+    let huge = item("huge", 500_000, 8);
+    let v = write(&mut store, &huge, put_options(WriteMode::Batch), 8);
+    let mut parent = store.get(TABLE, &key("huge")).unwrap().clone();
+    let mut manifest = Manifest::from_value(&parent["_ds"]).unwrap();
+    manifest.codec = dynaslice_core::Codec::Deflate;
+    manifest.raw_len = 100 << 30;
+    parent.insert("_ds".into(), manifest.to_value());
+    store.put_raw(TABLE, parent);
+    let orphan_of_huge = dynaslice_core::split_item(
+        &item("huge", 500_000, 9),
+        &put_options(WriteMode::Batch)
+            .split_options(&table(), VersionId::new(store.now_ms - 10 * 3600 * 1000, 9)),
+    )
+    .unwrap();
+    for chunk in orphan_of_huge.chunks {
+        store.put_raw(CHUNKS, chunk);
+    }
+    let _ = v;
+
+    let total = store.items(CHUNKS).len();
+    let gc = |store: &mut Store, dry_run| {
+        let options = GcOptions {
+            retry: retry(),
+            dry_run,
+            ..GcOptions::default()
+        };
+        let mut gc = GcMachine::new(table(), options, store.env(11));
+        finish(&mut gc, store, &mut clean).unwrap()
+    };
+    // Young orphans stay; the old one under "huge" goes.
+    let report = gc(&mut store, false);
+    assert_eq!(report.chunks, total);
+    assert_eq!(report.unreadable, 2, "{report:?}");
+    assert_eq!(report.unreadable_parents.len(), 1);
+    assert!(
+        report.unreadable_parents[0]
+            .reason
+            .ends_with("[MANIFEST_INVALID]")
+    );
+    assert_eq!(report.deleted, 2, "{report:?}");
+    assert_eq!(report.young, 4);
+    assert_eq!(report.referenced, 3 + 2);
+    // Two hours later the young ones go too, and a dry run deletes nothing.
+    store.now_ms += 2 * 3600 * 1000;
+    let before = store.items(CHUNKS).len();
+    let dry = gc(&mut store, true);
+    assert_eq!(dry.deleted, 4);
+    assert_eq!(store.items(CHUNKS).len(), before);
+    let report = gc(&mut store, false);
+    assert_eq!(report.deleted, 4);
+    assert_eq!(stored(&store, &key("live")), Some(live));
+    committed_versions_whole(&store).unwrap();
+}
