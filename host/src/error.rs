@@ -2,6 +2,8 @@
 //! lowercase message with the numbers, and never hides what was stored.
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use dynaslice_core::protocol::ProtocolError;
+use dynaslice_core::upload::UploadError;
 use dynaslice_core::{Code, CodecError, PlanError, ReassembleError, SplitError, Violation};
 
 /// Why a host operation failed.
@@ -73,8 +75,11 @@ pub enum HostError {
         /// Store time minus local time.
         offset_ms: i64,
         /// The largest offset corrected.
-        limit_ms: i64,
+        limit_ms: u64,
     },
+    /// An upload could not be stamped in the store's time.
+    #[error(transparent)]
+    Upload(#[from] UploadError),
     /// A local file could not be read or written.
     #[error("{path}: {source}")]
     Io {
@@ -93,6 +98,50 @@ pub enum HostError {
     /// request the host built, or a plan broke its own rules.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<ProtocolError> for HostError {
+    fn from(error: ProtocolError) -> Self {
+        match error {
+            ProtocolError::Split(e) => Self::Split(e),
+            ProtocolError::Plan(e) => Self::Plan(e),
+            ProtocolError::Reassemble(e) => Self::Reassemble(e),
+            ProtocolError::Key(v) => Self::Key(v),
+            ProtocolError::Upload(e) => Self::Upload(e),
+            ProtocolError::Request {
+                operation,
+                failure,
+                attempts,
+            } => Self::Dynamo {
+                operation: operation.name(),
+                message: format!("{}: {}", failure.code, failure.message),
+                aws_code: failure.code,
+                attempts,
+            },
+            ProtocolError::Unprocessed {
+                operation,
+                left,
+                rounds,
+            } => Self::Dynamo {
+                operation: operation.name(),
+                aws_code: "Unprocessed".into(),
+                message: format!("{left} requests still unprocessed"),
+                attempts: rounds,
+            },
+            ProtocolError::Conflict { key } => Self::Conflict { key },
+            ProtocolError::ChunksVanished { key, attempts } => {
+                Self::ChunksVanished { key, attempts }
+            }
+            ProtocolError::ClockSkew {
+                offset_ms,
+                limit_ms,
+            } => Self::ClockSkew {
+                offset_ms,
+                limit_ms,
+            },
+            other => Self::Internal(other.to_string()),
+        }
+    }
 }
 
 fn join(violations: &[Violation]) -> String {
@@ -120,6 +169,7 @@ impl HostError {
                 _ => Code::DynamodbError,
             },
             Self::ClockSkew { .. } => Code::ClockSkew,
+            Self::Upload(e) => e.code(),
             Self::Io { .. } => Code::IoError,
             Self::Embedded(_) => Code::EmbeddedStore,
             Self::Input(_) => Code::InputInvalid,
@@ -144,14 +194,6 @@ impl HostError {
             message,
             attempts,
         }
-    }
-
-    /// The store answered `operation` with an attribute type this build's
-    /// SDK conversion does not know.
-    pub(crate) fn unknown_type(operation: &str) -> Self {
-        Self::Internal(format!(
-            "{operation} returned an attribute type this build does not know"
-        ))
     }
 
     /// An I/O failure on `path`.

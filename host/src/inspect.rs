@@ -4,14 +4,14 @@ use aws_sdk_dynamodb::Client;
 use dynaslice_core::capacity::{ReadConsistency, read_units, write_units};
 use dynaslice_core::layout::{chunk_key, parse_chunk_key};
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
-use dynaslice_core::plan::{parent_get, plan_read};
+use dynaslice_core::plan::{Scan, parent_get, plan_read};
+use dynaslice_core::protocol::RetryPolicy;
 use dynaslice_core::{AttributeValue, Item, Layout, Manifest, item_size};
 
 use crate::error::HostError;
+use crate::executor::{get_item, scan_page};
 use crate::get::check_key;
 use crate::json::{item_to_json, manifest_to_json};
-use crate::scan::{scan_page, scan_pages};
-use crate::send::Sender;
 use crate::table::TableConfig;
 use serde_json::json;
 
@@ -101,16 +101,29 @@ fn is_chunk(table: &TableConfig, item: &Item) -> bool {
         && parse_chunk_key(&table.key, &table.layout, item).is_ok()
 }
 
+/// A Scan page of `table`'s whole items from after `start`.
+fn scan_of(table: &TableConfig, limit: Option<u32>, start: Option<Item>) -> Scan {
+    Scan {
+        table: table.table.clone(),
+        attributes: Vec::new(),
+        consistent: true,
+        start,
+        limit,
+    }
+}
+
 /// Every item in `table` (chunks excluded), in scan order.
 pub async fn list(client: &Client, table: &TableConfig) -> Result<Vec<StoredItem>, HostError> {
-    let sender = Sender::with_defaults(client);
     let mut found = Vec::new();
-    scan_pages(&sender, &table.table, &[], |items| {
+    let mut start = None;
+    loop {
+        let (items, next) = scan_page(client, scan_of(table, None, start)).await?;
         found.extend(stored_items(table, items));
-        Ok(())
-    })
-    .await?;
-    Ok(found)
+        match next {
+            Some(key) => start = Some(key),
+            None => return Ok(found),
+        }
+    }
 }
 
 /// One page of a listing.
@@ -132,15 +145,8 @@ pub async fn list_page(
     limit: u32,
     after: Option<&Item>,
 ) -> Result<ListPage, HostError> {
-    let sender = Sender::with_defaults(client);
-    let limit = i32::try_from(limit.max(1)).unwrap_or(i32::MAX);
-    let start = after.map(|key| crate::sdk_value::item_to_sdk(table.key.key_of(key)));
-    let (items, next) = scan_page(&sender, &table.table, &[], Some(limit), start).await?;
-    let next = next
-        .map(|key| {
-            crate::sdk_value::item_from_sdk(key).ok_or_else(|| HostError::unknown_type("Scan"))
-        })
-        .transpose()?;
+    let start = after.map(|key| table.key.key_of(key));
+    let (items, next) = scan_page(client, scan_of(table, Some(limit.max(1)), start)).await?;
     Ok(ListPage {
         items: stored_items(table, items).collect(),
         next,
@@ -171,9 +177,9 @@ pub async fn inspect(
     max_item_bytes: usize,
 ) -> Result<Option<Inspection>, HostError> {
     let key = check_key(table, key)?;
-    let sender = Sender::with_defaults(client);
     let target = table.target_within(max_item_bytes);
-    let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
+    let Some(parent) = get_item(client, parent_get(&target, &key), RetryPolicy::default()).await?
+    else {
         return Ok(None);
     };
     let plan = plan_read(&parent, &target, true)?;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use dynaslice_core::protocol::{DeleteOutcome, PutOutcome};
 use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType, Manifest};
 use serde_json::json;
 
@@ -147,16 +148,10 @@ pub fn value_text(value: &AttributeValue) -> String {
 
 /// A key as text, `name=value` per key attribute in the schema's order
 /// (partition key first), space-separated: the form `-k` arguments take,
-/// used by every message that names an item.
+/// used by every message that names an item (core's
+/// [`KeySchema::key_text`]).
 pub fn key_text(schema: &KeySchema, key: &Item) -> String {
-    schema
-        .attributes()
-        .filter_map(|k| {
-            key.get(&k.name)
-                .map(|v| format!("{}={}", k.name, value_text(v)))
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    schema.key_text(key)
 }
 
 /// Builds a key from `name=value` arguments typed by `schema` (numbers as
@@ -205,4 +200,39 @@ pub fn manifest_to_json(manifest: &Manifest) -> Value {
         "inline": manifest.inline.is_some(),
         "spilled": manifest.spilled,
     })
+}
+
+/// The JSON of an operation's outcome, as the CLI (`--json`) prints it and
+/// the server answers it, naming the item by `key`.
+pub trait OutcomeJson {
+    /// The outcome as JSON.
+    fn to_json(&self, key: &Item) -> Value;
+}
+
+impl OutcomeJson for PutOutcome {
+    fn to_json(&self, key: &Item) -> Value {
+        json!({
+            "key": item_to_json(key),
+            "mode": self.mode.name(),
+            "manifest": self.manifest.as_ref().map(manifest_to_json),
+            "replaced": self.replaced.map(|v| v.to_text()),
+            "superseded": self.superseded,
+            "bytesWritten": self.bytes_written,
+            "writeUnits": self.planned_write_units,
+            "consumedWriteUnits": self.consumed_write_units,
+            "consumedReadUnits": self.consumed_read_units,
+            "cleanupLeft": self.cleanup_left,
+        })
+    }
+}
+
+impl OutcomeJson for DeleteOutcome {
+    fn to_json(&self, key: &Item) -> Value {
+        json!({
+            "key": item_to_json(key),
+            "deleted": self.existed,
+            "chunksDeleted": self.chunks_deleted,
+            "chunksLeft": self.chunks_left,
+        })
+    }
 }

@@ -36,38 +36,33 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod chunk_window;
 mod client;
-mod clock;
-mod commit;
 mod cpu;
 mod delete;
 #[cfg(feature = "embedded")]
 mod embedded;
 mod error;
+mod executor;
 mod gc;
 mod get;
 mod get_file;
 mod inspect;
 pub mod json;
-mod pace;
 mod partial_file;
 mod preview;
 mod progress;
 mod put;
-mod retry;
-mod scan;
 mod sdk_value;
-mod send;
 #[cfg(feature = "serve")]
 pub mod serve;
-mod stream;
 mod table;
 
-pub use chunk_window::CHUNKS_PER_REQUEST;
 pub use client::{aws_client, local_client};
-pub use clock::MAX_CLOCK_SKEW_MS;
 pub use delete::{DeleteOutcome, delete};
+pub use dynaslice_core::protocol::RetryPolicy;
+pub use dynaslice_core::protocol::policy::{
+    CHUNKS_PER_READ, DEFAULT_CONCURRENCY, MAX_CLOCK_SKEW_MS,
+};
 #[cfg(feature = "embedded")]
 pub use embedded::EmbeddedStore;
 pub use error::HostError;
@@ -75,14 +70,12 @@ pub use gc::{GcOptions, GcReport, gc};
 pub use get::{Fetched, GetOptions, check_key, get};
 pub use get_file::{FileOutcome, get_file};
 pub use inspect::{ChunkInfo, Inspection, ListPage, StoredItem, inspect, list, list_page};
+pub use json::OutcomeJson;
 pub use partial_file::replace_file;
 pub use preview::{Preview, preview};
 pub use progress::{ByteCounter, Progress};
-pub use put::{PutOptions, PutOutcome, fresh_version, put};
-pub use retry::RetryPolicy;
+pub use put::{PutOptions, PutOutcome, fresh_version, put, put_reader};
 pub use sdk_value::{SdkItem, from_sdk, item_from_sdk, item_to_sdk, to_sdk};
-pub use send::DEFAULT_CONCURRENCY;
-pub use stream::put_reader;
 pub use table::{
     CHUNK_KEY_NAME, LayoutKind, TableConfig, chunk_table_name, create_tables, describe_key,
 };

@@ -21,8 +21,8 @@ use dynaslice_core::{
 };
 
 use crate::error::HostError;
+use crate::executor::{batch_get_all, get_item};
 use crate::get::{GetOptions, check_key};
-use crate::send::Sender;
 use crate::table::TableConfig;
 
 /// Chunks fetched in the first round after the first chunk while decoding a
@@ -59,9 +59,8 @@ pub async fn preview(
     options: &GetOptions,
 ) -> Result<Option<Preview>, HostError> {
     let key = check_key(table, key)?;
-    let sender = Sender::for_reads(client, options.retry, options.concurrency);
     let target = table.target_within(options.max_item_bytes);
-    let Some(parent) = sender.get(parent_get(&target, &key)).await? else {
+    let Some(parent) = get_item(client, parent_get(&target, &key), options.retry).await? else {
         return Ok(None);
     };
     // The manifest only: the chunks a preview reads are chosen below.
@@ -75,7 +74,8 @@ pub async fn preview(
         }
     };
     let mut reader = ChunkReader {
-        sender: &sender,
+        client,
+        retry: options.retry,
         table,
         parent: &parent,
         manifest: &manifest,
@@ -219,7 +219,8 @@ fn whole_item_preview(
 
 /// Reads chunks in order, checking each, appending their bytes to `frame`.
 struct ChunkReader<'a> {
-    sender: &'a Sender<'a>,
+    client: &'a Client,
+    retry: dynaslice_core::protocol::RetryPolicy,
     table: &'a TableConfig,
     parent: &'a Item,
     manifest: &'a Manifest,
@@ -260,7 +261,7 @@ impl ChunkReader<'_> {
                 attributes: Vec::new(),
             })
             .collect();
-        let found = self.sender.batch_gets(gets, &()).await?;
+        let found = batch_get_all(self.client, gets, self.retry).await?;
         let options = ReassembleOptions::new(&self.table.key, &self.table.layout);
         let mut bytes = Vec::new();
         for &seq in &seqs {

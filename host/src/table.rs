@@ -11,7 +11,7 @@ use dynaslice_core::plan::Target;
 use dynaslice_core::{KeySchema, KeyType, Layout};
 
 use crate::error::HostError;
-use crate::retry::RetryPolicy;
+use crate::executor::{admin_error, with_retries};
 
 /// The partition key attribute of a chunk table (core's default).
 pub const CHUNK_KEY_NAME: &str = dynaslice_core::layout::DEFAULT_CHUNK_KEY_NAME;
@@ -76,6 +76,16 @@ impl TableConfig {
         }
     }
 
+    /// The table as core's protocol machines take it.
+    pub fn core(&self) -> dynaslice_core::Table {
+        dynaslice_core::Table {
+            table: self.table.clone(),
+            key: self.key.clone(),
+            layout: self.layout.clone(),
+            chunk_table: self.chunk_table.clone(),
+        }
+    }
+
     /// The plan target, refusing stored items over the default limit.
     pub fn target(&self) -> Target<'_> {
         Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
@@ -133,19 +143,15 @@ impl TableConfig {
 
 /// A table's key schema, or `None` when it does not exist.
 pub async fn describe_key(client: &Client, table: &str) -> Result<Option<KeySchema>, HostError> {
-    let policy = RetryPolicy::default();
-    let (result, attempts) = policy
-        .run(|| client.describe_table().table_name(table).send())
-        .await;
-    let output = match result {
+    let output = match with_retries(|| client.describe_table().table_name(table).send()).await {
         Ok(output) => output,
-        Err(e)
+        Err((e, _))
             if e.as_service_error()
                 .is_some_and(|s| s.is_resource_not_found_exception()) =>
         {
             return Ok(None);
         }
-        Err(e) => return Err(HostError::dynamo("DescribeTable", e, attempts)),
+        Err(failed) => return Err(admin_error("DescribeTable", failed)),
     };
     let Some(description) = output.table else {
         return Ok(None);
@@ -243,8 +249,9 @@ async fn create_table(client: &Client, table: &str, key: &KeySchema) -> Result<(
                     .map_err(invalid)?,
             );
     }
-    let (result, attempts) = RetryPolicy::default().run(|| request.clone().send()).await;
-    result.map_err(|e| HostError::dynamo("CreateTable", e, attempts))?;
+    with_retries(|| request.clone().send())
+        .await
+        .map_err(|failed| admin_error("CreateTable", failed))?;
     for _ in 0..600 {
         let output = client.describe_table().table_name(table).send().await;
         let active = output

@@ -48,10 +48,6 @@ pub struct GcOptions {
     pub grace: Duration,
     /// Report only; delete nothing.
     pub dry_run: bool,
-    /// Resends of each request.
-    pub retry: RetryPolicy,
-    /// The most batch requests in flight at once.
-    pub concurrency: usize,
 }
 
 impl Default for GcOptions {
@@ -59,19 +55,8 @@ impl Default for GcOptions {
         Self {
             grace: DEFAULT_GRACE,
             dry_run: false,
-            retry: RetryPolicy::default(),
-            concurrency: DEFAULT_CONCURRENCY,
         }
     }
-}
-
-/// A parent whose chunks `gc` kept because its manifest cannot be read.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct UnreadableParent {
-    /// The parent's key.
-    pub key: Item,
-    /// Why, with the error's code (`manifest is not a map [MANIFEST_INVALID]`).
-    pub reason: String,
 }
 
 /// What `gc` found and did.
@@ -88,8 +73,9 @@ pub struct GcReport {
     pub deleted: usize,
     /// Chunks kept because their parent's manifest cannot be read.
     pub unreadable: usize,
-    /// Those parents, with why each could not be read.
-    pub unreadable_parents: Vec<UnreadableParent>,
+    /// Those parents' keys, with why each could not be read and the code
+    /// (`manifest is not a map [MANIFEST_INVALID]`).
+    pub unreadable_parents: Vec<(Item, String)>,
     /// Capacity units the store reported consuming.
     pub consumed: Consumed,
 }
@@ -149,10 +135,11 @@ pub struct GcMachine {
 }
 
 impl GcMachine {
-    /// A collection of `table`'s chunk table.
-    pub fn new(table: Table, options: GcOptions, env: Env) -> Self {
-        let pace = Pace::new(INITIAL_WRITE_LIMIT, options.concurrency);
-        let flights = Flights::new(options.retry, pace, StoreClock::new(env.local_ms), env.seed);
+    /// A collection of `table`'s chunk table, each request resent as
+    /// `retry` says.
+    pub fn new(table: Table, options: GcOptions, retry: RetryPolicy, env: Env) -> Self {
+        let pace = Pace::new(INITIAL_WRITE_LIMIT, DEFAULT_CONCURRENCY);
+        let flights = Flights::new(retry, pace, StoreClock::new(env.local_ms), env.seed);
         let mut machine = Self {
             table,
             options,
@@ -255,10 +242,11 @@ impl GcMachine {
                 Ok(Some(version)) => Referenced::Version(version),
                 Ok(None) => Referenced::Nothing,
                 Err(e) => {
-                    self.report.unreadable_parents.push(UnreadableParent {
-                        key: parent.key.clone(),
-                        reason: format!("{e} [{}]", e.code()),
-                    });
+                    // Reported once, though its chunks may span pages.
+                    let listed = &mut self.report.unreadable_parents;
+                    if !listed.iter().any(|(key, _)| *key == parent.key) {
+                        listed.push((parent.key.clone(), format!("{e} [{}]", e.code())));
+                    }
                     Referenced::Unknown
                 }
             };

@@ -44,7 +44,7 @@ pub use clock::StoreClock;
 pub use delete::{DeleteMachine, DeleteOutcome};
 pub use error::ProtocolError;
 pub use flights::Consumed;
-pub use gc::{GcMachine, GcOptions, GcReport, UnreadableParent};
+pub use gc::{GcMachine, GcOptions, GcReport};
 pub use pace::{Pace, Signal};
 pub use policy::RetryPolicy;
 pub use put::{PutMachine, PutOptions, PutOutcome, PutSource};

@@ -155,15 +155,13 @@ fn race(seed: u64) {
         )))
     };
     let gc = |rng: &mut fastrand::Rng, store: &Store| {
-        let options = GcOptions {
-            retry: retry(),
-            ..GcOptions::default()
-        };
-        Actor::Gc(Box::new(GcMachine::new(
+        let gc = GcMachine::new(
             table(),
-            options,
+            GcOptions::default(),
+            retry(),
             store.env(rng.u64(..)),
-        )))
+        );
+        Actor::Gc(Box::new(gc))
     };
 
     let mut running = Vec::new();

@@ -56,7 +56,7 @@ where
         match call().await {
             Err(error) if throttled(&error) && retry < 1_000 => {
                 throttles.fetch_add(1, Ordering::Relaxed);
-                tokio::time::sleep(policy.backoff(retry)).await;
+                tokio::time::sleep(policy.backoff(retry, fastrand::f64())).await;
                 retry += 1;
             }
             other => return other,

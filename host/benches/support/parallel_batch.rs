@@ -62,7 +62,7 @@ impl<'a> Rounds<'a> {
         self.met
             .unprocessed
             .fetch_add(count as u64, Ordering::Relaxed);
-        tokio::time::sleep(self.policy.backoff(self.retry)).await;
+        tokio::time::sleep(self.policy.backoff(self.retry, fastrand::f64())).await;
         self.retry += 1;
     }
 }

@@ -13,8 +13,8 @@ use dynaslice_host::json::{
     item_from_json, item_to_json, key_from_args, key_text, manifest_to_json,
 };
 use dynaslice_host::{
-    GcOptions, GetOptions, HostError, LayoutKind, PutOptions, TableConfig, create_tables,
-    fresh_version,
+    GcOptions, GetOptions, HostError, LayoutKind, OutcomeJson, PutOptions, TableConfig,
+    create_tables, fresh_version,
 };
 use serde_json::json;
 
@@ -168,7 +168,10 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
         (None, Some(text)) => json_item(text, &key)?,
         (None, None) => return Err(HostError::Input("estimate needs --file or --json".into())),
     };
-    let split = split_item(&item, &options.split_options(&table, fresh_version()))?;
+    let split = split_item(
+        &item,
+        &options.split_options(&table.core(), fresh_version()),
+    )?;
     let plan = plan_write(&split, &table.target(), &Expect::Absent, options.mode)?;
     let mode = plan.steps.kind().name();
     let read = dynaslice_core::plan::plan_read(&split.parent, &table.target(), true)?;

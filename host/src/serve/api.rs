@@ -18,7 +18,7 @@ use super::upload::upload_router;
 use super::{ApiError, State, check_scope};
 use crate::get::GetOptions;
 use crate::inspect::StoredItem;
-use crate::json::{item_from_json, item_to_json, key_text};
+use crate::json::{OutcomeJson, item_from_json, item_to_json, key_text};
 use crate::put::PutOptions;
 use crate::table::TableConfig;
 

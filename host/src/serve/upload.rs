@@ -26,7 +26,7 @@ use axum::response::Json;
 use axum::routing::post;
 use axum::{Extension, Router};
 use dynaslice_core::upload::{
-    UploadError, UploadRules, check_upload_header, restamp, upload_chunk_item, verify_upload,
+    UploadError, UploadRules, check_upload_header, upload_chunk_item, verify_upload,
 };
 use dynaslice_core::{Category, Code, Item, SplitItem};
 use futures::{Stream, StreamExt};
@@ -35,8 +35,9 @@ use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
 use super::{ApiError, check_scope};
+use crate::json::OutcomeJson;
 use crate::json::item_from_json;
-use crate::put::{PutOptions, PutOutcome, put_split, read_expect};
+use crate::put::{PutOptions, PutOutcome};
 use crate::table::TableConfig;
 
 /// First bytes of an upload body.
@@ -293,7 +294,7 @@ async fn commit(
     received: Received,
 ) -> Result<PutOutcome, ApiError> {
     let Received {
-        mut parent,
+        parent,
         chunks,
         manifest,
     } = received;
@@ -301,25 +302,21 @@ async fn commit(
         max_item_bytes: config.max_item_bytes,
         ..PutOptions::default()
     };
-    let Some(mut manifest) = manifest else {
+    let Some(manifest) = manifest else {
         // Not split: an ordinary item, validated and written by put().
         return Ok(crate::put::put(client, table, &parent, &options, &()).await?);
     };
     let rules = rules(table, config);
     let item = crate::cpu::heavy(|| verify_upload(&parent, &chunks, &rules)).map_err(refused)?;
     drop(item);
-    let sender = options.sender(client);
-    let expect = read_expect(&sender, table, &parent, options.max_item_bytes).await?;
-    // Stamped anew in the store's time (the parent read's answer carries
-    // it): the client's clock never decides how old these chunks look to gc.
-    let version = sender.clock.fresh_version()?;
-    let chunks = restamp(&mut parent, &mut manifest, chunks, version, &rules).map_err(refused)?;
+    // The write stamps it anew in the store's time: the client's clock
+    // never decides how old these chunks look to gc.
     let split = SplitItem {
         parent,
         chunks,
         manifest: Some(manifest),
     };
-    Ok(put_split(&sender, table, &split, &expect, &options, &()).await?)
+    Ok(crate::put::put_upload(client, table, split, &options).await?)
 }
 
 /// Reads exactly the bytes of an upload body, refusing more than `limit`,

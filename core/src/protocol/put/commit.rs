@@ -72,6 +72,11 @@ pub(super) enum Check {
     /// The pinned commit failed for good (with this error): applied
     /// unseen, or unknown.
     PinnedUnknown(ProtocolError),
+    /// The unconditional commit failed (with this error) and may have been
+    /// applied, over a parent no condition can pin
+    /// (`Expect::pins_one_parent`): this write's parent, or a state that
+    /// may have come back after it.
+    Overwrite(ProtocolError),
 }
 
 /// What a commit did.

@@ -155,6 +155,8 @@ pub struct PutMachine<'a> {
     cleanup_left: usize,
     payload_bytes: u64,
     progress: Progress,
+    /// Times the write started again as a new version.
+    rewrites: u32,
 }
 
 impl<'a> PutMachine<'a> {
@@ -192,6 +194,7 @@ impl<'a> PutMachine<'a> {
             cleanup_left: 0,
             payload_bytes: 0,
             progress: Progress::default(),
+            rewrites: 0,
         };
         if let PutSource::Stream { len, .. } = &machine.source {
             if machine.options.mode == WriteMode::Atomic {
@@ -613,7 +616,7 @@ impl<'a> PutMachine<'a> {
                 Ok(())
             }
             Purpose::Check(check) => {
-                self.checked(check, item(answer).as_ref());
+                self.checked(check, item(answer));
                 Ok(())
             }
             Purpose::Replan => self.replan(item(answer)),
@@ -638,9 +641,9 @@ impl<'a> PutMachine<'a> {
             // outcome is unknown: it may still be applied, so this
             // write's chunks stay (for gc), and the error is the one that
             // left it unknown when there was one.
-            Purpose::Check(Check::Single(error) | Check::PinnedUnknown(error)) => {
-                self.finish(Err(error))
-            }
+            Purpose::Check(
+                Check::Single(error) | Check::PinnedUnknown(error) | Check::Overwrite(error),
+            ) => self.finish(Err(error)),
             Purpose::Check(_) | Purpose::Replan => self.finish(Err(failed.error)),
             Purpose::Cleanup(count) => self.cleanup_left += count,
             Purpose::Abort => {}
@@ -664,7 +667,7 @@ impl<'a> PutMachine<'a> {
                 }
                 // Maybe applied, over a state that comes back (see
                 // `Expect::pins_one_parent`): only the parent can tell.
-                Check::PinnedUnknown(failed.error)
+                Check::Overwrite(failed.error)
             }
             Some(Commit::Batch { .. }) if failed.condition_failed() => Check::Pinned,
             Some(Commit::Batch { .. }) => Check::PinnedUnknown(failed.error),
@@ -674,13 +677,25 @@ impl<'a> PutMachine<'a> {
     }
 
     /// The parent as read after a commit attempt settles the commit.
-    fn checked(&mut self, check: Check, stored: Option<&Item>) {
+    fn checked(&mut self, check: Check, stored: Option<Item>) {
         let Some(split) = &self.split else { return };
-        let ours = is_ours(stored, split);
+        let ours = is_ours(stored.as_ref(), split);
         let last_writer_wins = self.options.commit() == CommitPolicy::Overwrite;
         match check {
-            Check::Single(_) if ours => self.commit_done(Committed::unknown(self.stored)),
+            Check::Single(_) | Check::Overwrite(_) if ours => {
+                self.commit_done(Committed::unknown(self.stored))
+            }
             Check::Single(error) => self.finish(Err(error)),
+            // Not applied, or applied and then replaced or deleted (its
+            // chunks with it): committing this version again could point a
+            // parent at chunks that are gone, so the write starts again as
+            // a new version. Its first chunks stay for gc: the lost commit
+            // may still land, and needs them then.
+            Check::Overwrite(error) => {
+                if let Err(error) = self.write_again(stored, error) {
+                    self.finish(Err(error));
+                }
+            }
             Check::Condition | Check::Atomic if ours => self.commit_done(self.expected()),
             Check::Condition => self.finish(Err(self.conflict())),
             Check::Atomic => {
@@ -718,6 +733,35 @@ impl<'a> PutMachine<'a> {
             }
             Check::PinnedUnknown(error) => self.finish(Err(error)),
         }
+    }
+
+    /// Starts the write again as a new version over the parent `stored`,
+    /// if its source can be split again (an item, not a stream already
+    /// read) and it did not start again too often already; else fails with
+    /// `error`.
+    fn write_again(
+        &mut self,
+        stored: Option<Item>,
+        error: ProtocolError,
+    ) -> Result<(), ProtocolError> {
+        self.rewrites += 1;
+        let again = matches!(self.source, PutSource::Item(_) | PutSource::Owned(_));
+        if !again || self.rewrites > MAX_REPLANS {
+            return Err(error);
+        }
+        let target = self.table.target(self.options.max_item_bytes as u64);
+        self.stored = stored.is_some();
+        self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
+        self.version = VersionId::new(self.flights.clock.now_ms()?, self.flights.random());
+        self.uploads = Uploads::new(&self.table.chunk_table, self.options.batch_items);
+        self.released = false;
+        self.commit = None;
+        self.cleanup = Vec::new();
+        self.abort = Vec::new();
+        self.split = None;
+        self.cutter = Cutter::Idle;
+        self.phase = Phase::Restamp;
+        Ok(())
     }
 
     /// An atomic round lost to another writer's commit: plan again against
