@@ -9,6 +9,7 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -105,3 +106,16 @@ if (readFileSync(nodeModule).equals(readFileSync(webModule))) {
   writeFileSync(glue, text.replace(from, '`${__dirname}/../web/dynaslice_wasm_bg.wasm`'));
   rmSync(nodeModule);
 }
+
+// The protocol's policy numbers (retries, concurrency, the read window, the
+// grace of gc), read from the module just built: the driver's defaults are
+// the core's (core/src/protocol/policy.rs), never a copy kept by hand.
+const nodeGlue = createRequire(import.meta.url)(join(values.out, 'node', 'dynaslice_wasm.js'));
+const policy = nodeGlue.protocolPolicy();
+writeFileSync(
+  join(values.out, 'policy.js'),
+  `// Written by scripts/build-wasm.mjs from the core's protocol policy
+// (core/src/protocol/policy.rs, through the module's protocolPolicy()).
+export const POLICY = Object.freeze(${JSON.stringify(policy, null, 2)});
+`,
+);

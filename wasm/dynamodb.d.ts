@@ -24,7 +24,7 @@ export interface RetryOptions {
 
 /** What every driver call takes besides the table. */
 export interface DriverOptions {
-  /** The most batch requests in flight at once (default 16): the driver starts at 4 and adapts to throttling between 1 and this. */
+  /** The most batch requests in flight at once (default 16): a write starts at 4, a read with its window (6), and each adapts to throttling between 1 and this. */
   concurrency?: number;
   /** Retry policy (default: 10 attempts, 50 while throttled, 25 ms doubling to 2 s). */
   retry?: RetryOptions;
@@ -130,7 +130,7 @@ export interface GetResult<T = DynamoItem | PlainItem> {
 export interface GetStreamOptions extends TableOptions, InputOptions, DriverOptions {
   /** The string or binary attribute whose bytes the stream yields (a string's as UTF-8). */
   attribute: string;
-  /** Chunks fetched ahead of the one being read (default 4): the stream holds about this many. */
+  /** Chunk requests kept ahead of the chunk being read (default {@link DEFAULT_WINDOW}, 6): the stream holds about this many chunks. */
   window?: number;
   /** Read chunks strongly consistent (default true). */
   consistentRead?: boolean;
@@ -182,13 +182,13 @@ export interface GcReport {
   consumed: ConsumedCapacity;
 }
 
-/** Requests in flight at once by default (4). */
+/** The most batch requests in flight at once by default (16), the core's. */
 export const DEFAULT_CONCURRENCY: number;
 /** The default retry policy. */
 export const DEFAULT_RETRY: Readonly<Required<RetryOptions>>;
 /** gc's default grace period in milliseconds (one hour). */
 export const DEFAULT_GRACE_MS: number;
-/** Chunks getStream fetches ahead by default (4). */
+/** Chunk requests a read keeps ahead of the chunk it decodes by default (6), the core's read window, as the host's. */
 export const DEFAULT_WINDOW: number;
 
 /**

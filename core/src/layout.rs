@@ -171,14 +171,21 @@ fn key_part(value: &AttributeValue, key_type: KeyType) -> Option<String> {
     Some(out)
 }
 
-/// True when `a` and `b` hold the same key by `schema`, numbers compared by
-/// value (`1.50` is `1.5`), as chunk keys name parents.
-pub(crate) fn same_key(schema: &KeySchema, a: &Item, b: &Item) -> bool {
-    schema.attributes().all(|k| {
-        let part = |item: &Item| item.get(&k.name).and_then(|v| key_part(v, k.key_type));
-        let (a, b) = (part(a), part(b));
-        a.is_some() && a == b
-    })
+/// The key attributes of `item` by `schema` as chunk keys name a parent:
+/// numbers in canonical text (`1.50` is `1.5`), as [`parse_chunk_key`]
+/// gives them. `None` when a key attribute is missing or of another type.
+pub(crate) fn canonical_key(schema: &KeySchema, item: &Item) -> Option<Item> {
+    let mut key = Item::new();
+    for attribute in schema.attributes() {
+        let value = item.get(&attribute.name)?;
+        let text = key_part(value, attribute.key_type)?;
+        let value = match attribute.key_type {
+            KeyType::N => AttributeValue::N(text),
+            _ => value.clone(),
+        };
+        key.insert(attribute.name.clone(), value);
+    }
+    Some(key)
 }
 
 /// The value of chunk-key text for a key of type `key_type`.

@@ -74,12 +74,10 @@ pub fn same_item(a: &Item, b: &Item) -> bool {
 
 fn same_value(a: &AttributeValue, b: &AttributeValue) -> bool {
     use AttributeValue as V;
-    fn same_set<T: Ord>(a: &[T], b: &[T]) -> bool {
-        let mut a: Vec<&T> = a.iter().collect();
-        let mut b: Vec<&T> = b.iter().collect();
-        a.sort();
-        b.sort();
-        a == b
+    // Members of a stored set are distinct (DynamoDB refuses duplicates):
+    // the same length and every member of one in the other is equality.
+    fn same_set<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+        a.len() == b.len() && a.iter().all(|m| b.contains(m))
     }
     match (a, b) {
         (V::L(a), V::L(b)) => a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same_value(a, b)),

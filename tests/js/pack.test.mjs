@@ -43,6 +43,7 @@ test('npm pack ships exactly the built package, and a clean project can use it',
       'dist/node/package.json',
       'dist/web/dynaslice_wasm.js',
       'dist/web/dynaslice_wasm_bg.wasm',
+      'dist/policy.js',
       'index.d.ts',
       'dynamodb.d.ts',
       ...js,
@@ -50,7 +51,7 @@ test('npm pack ships exactly the built package, and a clean project can use it',
     ].sort();
     assert.deepEqual(files, expected);
     assert.ok(js.includes('js/node.mjs') && js.includes('js/node.cjs') && js.includes('js/browser.js'));
-    assert.ok(js.includes('js/dynamodb.js') && js.includes('js/dynamodb/sender.js'));
+    assert.ok(js.includes('js/dynamodb.js') && js.includes('js/dynamodb/send.js'));
     for (const f of packed.files.filter((f) => f.path.endsWith('.wasm'))) {
       assert.ok(f.size > 50_000 && f.size < 2_000_000, `${f.path}: ${f.size} bytes`);
     }

@@ -129,17 +129,17 @@ export function bind(wasm) {
     Splitter: splitterClass(wasm.Splitter),
     ChunkReader: readerClass(wasm.ChunkReader),
 
-    /** Not public: what js/dynamodb.js needs from the core beyond the plans (wasm/src/driver.rs). */
-    driver: {
-      versionAt: (unixMs) => wasm.versionAt(unixMs),
-      gcScan: (options) => wasm.gcScan(options),
-      chunkOf: (item, options) => wasm.chunkOf(encodeItem(item, DYNAMODB_INPUT), options),
-      replacedBy: (old, parent, options) =>
-        wasm.replacedBy(old === undefined ? undefined : encodeItem(old, DYNAMODB_INPUT), encodeItem(parent, DYNAMODB_INPUT), options),
-      chunkDeletes(keys, options) {
-        const { bytes, ends } = encodeItems(keys, DYNAMODB_INPUT, 'keys');
-        return wasm.chunkDeletes(bytes, ends, options);
-      },
+    /**
+     * Not public: the core's protocol machines, for js/dynamodb.js
+     * (wasm/src/machine.rs). Items and keys go in as value streams.
+     */
+    machines: {
+      put: (item, options) => wasm.Machine.put(encodeItem(item, inputOptions(options)), options),
+      putStream: (item, options) => wasm.Machine.putStream(encodeItem(item, inputOptions(options)), options),
+      get: (key, options) => wasm.Machine.get(encodeItem(key, inputOptions(options)), options),
+      getStream: (key, options) => wasm.Machine.getStream(encodeItem(key, inputOptions(options)), options),
+      delete: (key, options) => wasm.Machine.delete(encodeItem(key, inputOptions(options)), options),
+      gc: (options) => wasm.Machine.gc(options),
     },
   };
   api.splitStream = splitStreamWith(api.Splitter);

@@ -4,7 +4,7 @@
 // and the source's own buffer, whatever the payload's size.
 
 /** Yields the Uint8Arrays of a Blob, a ReadableStream or an async iterable. */
-async function* bytesOf(source) {
+export async function* bytesOf(source) {
   if (typeof Blob !== 'undefined' && source instanceof Blob) source = source.stream();
   if (typeof ReadableStream !== 'undefined' && source instanceof ReadableStream) {
     const reader = source.getReader();

@@ -12,14 +12,14 @@
 static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 mod convert;
-mod driver;
 mod error;
+mod machine;
 mod reader;
 mod splitter;
 
-use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE};
+use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE, stored_version};
 use dynaslice_core::{
-    Code, Expect, MAX_ITEM_BYTES, Manifest, ReadConsistency, ValidateOptions, VersionId, plan,
+    Code, Expect, MAX_ITEM_BYTES, ReadConsistency, ValidateOptions, VersionId, plan,
 };
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -27,6 +27,7 @@ use wasm_bindgen::prelude::*;
 use convert::{TableOptions, set, stream};
 use error::Failure;
 
+pub use machine::Machine;
 pub use reader::ChunkReader;
 pub use splitter::Splitter;
 
@@ -212,10 +213,14 @@ pub fn read_capacity(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
 pub fn carries_version(manifest: &[u8], version: &str) -> JsResult<bool> {
     let version = VersionId::parse(version).map_err(Failure::from)?;
     let item = stream::item(manifest)?;
-    let Some(value) = item.get(MANIFEST_ATTRIBUTE) else {
-        return Ok(false);
-    };
-    Ok(Manifest::from_value(value).map_err(Failure::from)?.version == version)
+    Ok(stored_version(&item).map_err(Failure::from)? == Some(version))
+}
+
+/// The protocol's policy numbers (core's `protocol::policy`): `{
+/// concurrency, retry, graceMs, readWindow, … }`, the driver's defaults.
+#[wasm_bindgen(js_name = protocolPolicy)]
+pub fn protocol_policy() -> JsValue {
+    convert::protocol::policy()
 }
 
 /// Core's constants the package's JavaScript needs, read once when the

@@ -3,7 +3,7 @@
 //! so is the item), then delete its chunks. A concurrent overwrite between
 //! the read and the delete is a conflict that leaves the new version whole.
 
-use alloc::collections::VecDeque;
+use alloc::vec::Vec;
 
 use super::clock::StoreClock;
 use super::error::ProtocolError;
@@ -54,7 +54,8 @@ pub struct DeleteMachine {
     key: Item,
     flights: Flights<Purpose>,
     plan: Option<DeletePlan>,
-    chunks: VecDeque<BatchWrite>,
+    /// Chunk deletes to send (any order).
+    chunks: Vec<BatchWrite>,
     existed: bool,
     chunks_deleted: usize,
     chunks_left: usize,
@@ -80,7 +81,7 @@ impl DeleteMachine {
             key: Item::new(),
             flights,
             plan: None,
-            chunks: VecDeque::new(),
+            chunks: Vec::new(),
             existed: false,
             chunks_deleted: 0,
             chunks_left: 0,
@@ -150,7 +151,7 @@ impl DeleteMachine {
     fn parent_deleted(&mut self) {
         self.existed = true;
         if let Some(plan) = self.plan.take() {
-            self.chunks = plan.chunks.into();
+            self.chunks = plan.chunks;
         }
     }
 }
@@ -170,7 +171,7 @@ impl Machine for DeleteMachine {
                 };
             }
             if self.flights.room()
-                && let Some(batch) = self.chunks.pop_front()
+                && let Some(batch) = self.chunks.pop()
             {
                 let count = batch.requests.len();
                 self.flights.send(

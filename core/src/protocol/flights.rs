@@ -5,7 +5,6 @@
 //! request again only once it is settled: answered whole, or failed for
 //! good.
 
-use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::time::Duration;
 
@@ -69,10 +68,9 @@ impl Failed {
     }
 }
 
-struct Flight<P> {
+struct Flight {
     id: RequestId,
     request: Request,
-    purpose: P,
     resend: Resend,
     /// Attempts of the current round.
     attempts: u32,
@@ -87,11 +85,79 @@ struct Flight<P> {
     last: bool,
 }
 
-/// The requests out, and what their answers told.
+/// The requests out, with what each was sent for: a thin layer over
+/// [`Out`], which is the same code for every machine (one copy in a
+/// WebAssembly module, not one per purpose type).
 pub(crate) struct Flights<P> {
+    out: Out,
+    purposes: Vec<(RequestId, P)>,
+}
+
+impl<P> core::ops::Deref for Flights<P> {
+    type Target = Out;
+    fn deref(&self) -> &Out {
+        &self.out
+    }
+}
+
+impl<P> core::ops::DerefMut for Flights<P> {
+    fn deref_mut(&mut self) -> &mut Out {
+        &mut self.out
+    }
+}
+
+impl<P> Flights<P> {
+    pub(crate) fn new(retry: RetryPolicy, pace: Pace, clock: StoreClock, seed: u64) -> Self {
+        Self {
+            out: Out::new(retry, pace, clock, seed),
+            purposes: Vec::new(),
+        }
+    }
+
+    /// Sends `request` for `purpose`.
+    pub(crate) fn send(&mut self, request: Request, purpose: P, resend: Resend) -> RequestId {
+        self.send_after(request, purpose, resend, Duration::ZERO)
+    }
+
+    /// Sends `request` for `purpose` after `delay`.
+    pub(crate) fn send_after(
+        &mut self,
+        request: Request,
+        purpose: P,
+        resend: Resend,
+        delay: Duration,
+    ) -> RequestId {
+        let id = self.out.send_after(request, resend, delay);
+        self.purposes.push((id, purpose));
+        id
+    }
+
+    /// Resends none of the requests out; drops those not yet handed out.
+    pub(crate) fn stop(&mut self) {
+        self.out.stop();
+        let out = &self.out;
+        self.purposes.retain(|(id, _)| out.is_open(*id));
+    }
+
+    /// Takes the answer of request `id`: `None` when it was resent (or is
+    /// not one of ours), else the request settled, with its purpose.
+    pub(crate) fn land(&mut self, id: RequestId, response: Response) -> Option<Settled<P>> {
+        let settled = self.out.land(id, response)?;
+        let at = self.purposes.iter().position(|(i, _)| *i == id)?;
+        let (_, purpose) = self.purposes.swap_remove(at);
+        Some(match settled {
+            Ok(answer) => Settled::Answer(purpose, answer),
+            Err(failed) => Settled::Failed(purpose, failed),
+        })
+    }
+}
+
+/// The requests out, and what their answers told.
+pub(crate) struct Out {
     next: u64,
-    open: Vec<Flight<P>>,
-    outbox: VecDeque<Send>,
+    open: Vec<Flight>,
+    /// Requests to hand out, in order (a handful at most).
+    outbox: Vec<Send>,
     pub(crate) retry: RetryPolicy,
     pub(crate) pace: Pace,
     pub(crate) clock: StoreClock,
@@ -99,12 +165,12 @@ pub(crate) struct Flights<P> {
     rng: fastrand::Rng,
 }
 
-impl<P> Flights<P> {
-    pub(crate) fn new(retry: RetryPolicy, pace: Pace, clock: StoreClock, seed: u64) -> Self {
+impl Out {
+    fn new(retry: RetryPolicy, pace: Pace, clock: StoreClock, seed: u64) -> Self {
         Self {
             next: 0,
             open: Vec::new(),
-            outbox: VecDeque::new(),
+            outbox: Vec::new(),
             retry,
             pace,
             clock,
@@ -123,26 +189,13 @@ impl<P> Flights<P> {
         self.rng.f64()
     }
 
-    /// Sends `request` for `purpose`.
-    pub(crate) fn send(&mut self, request: Request, purpose: P, resend: Resend) -> RequestId {
-        self.send_after(request, purpose, resend, Duration::ZERO)
-    }
-
-    /// Sends `request` for `purpose` after `delay`.
-    pub(crate) fn send_after(
-        &mut self,
-        request: Request,
-        purpose: P,
-        resend: Resend,
-        delay: Duration,
-    ) -> RequestId {
+    fn send_after(&mut self, request: Request, resend: Resend, delay: Duration) -> RequestId {
         let id = RequestId(self.next);
         self.next += 1;
         let paced = is_batch(&request);
         self.open.push(Flight {
             id,
             request,
-            purpose,
             resend,
             attempts: 0,
             stalled: 0,
@@ -156,7 +209,7 @@ impl<P> Flights<P> {
 
     /// The next request to hand to the executor.
     pub(crate) fn next_send(&mut self) -> Option<Send> {
-        self.outbox.pop_front()
+        (!self.outbox.is_empty()).then(|| self.outbox.remove(0))
     }
 
     /// Requests out, or about to be.
@@ -174,10 +227,15 @@ impl<P> Flights<P> {
         self.batches() < self.pace.limit()
     }
 
+    /// True while request `id` is out.
+    fn is_open(&self, id: RequestId) -> bool {
+        self.open.iter().any(|f| f.id == id)
+    }
+
     /// Resends none of the requests out; those not yet handed out are
     /// dropped. Requests sent from now on are resent as usual (a failed
     /// write's own cleanup).
-    pub(crate) fn stop(&mut self) {
+    fn stop(&mut self) {
         for send in core::mem::take(&mut self.outbox) {
             self.open.retain(|f| f.id != send.id);
         }
@@ -188,7 +246,7 @@ impl<P> Flights<P> {
 
     /// Takes the answer of request `id`: `None` when it was resent (or is
     /// not one of ours), else the request settled.
-    pub(crate) fn land(&mut self, id: RequestId, response: Response) -> Option<Settled<P>> {
+    fn land(&mut self, id: RequestId, response: Response) -> Option<Result<Answer, Failed>> {
         let at = self.open.iter().position(|f| f.id == id)?;
         self.clock.observe(response.date, response.local_ms);
         let operation = self.open[at].request.operation();
@@ -214,7 +272,7 @@ impl<P> Flights<P> {
         }
     }
 
-    fn failed(&mut self, at: usize, failure: Failure) -> Option<Settled<P>> {
+    fn failed(&mut self, at: usize, failure: Failure) -> Option<Result<Answer, Failed>> {
         let flight = &self.open[at];
         let resendable = match flight.resend {
             Resend::Transient => failure.transient(),
@@ -235,16 +293,13 @@ impl<P> Flights<P> {
             failure: failure.clone(),
             attempts,
         };
-        Some(Settled::Failed(
-            flight.purpose,
-            Failed {
-                error,
-                failure: Some(failure),
-            },
-        ))
+        Some(Err(Failed {
+            error,
+            failure: Some(failure),
+        }))
     }
 
-    fn answered(&mut self, at: usize, answer: Answer) -> Option<Settled<P>> {
+    fn answered(&mut self, at: usize, answer: Answer) -> Option<Result<Answer, Failed>> {
         let flight = &mut self.open[at];
         let (left, pending) = match (&mut flight.request, answer) {
             (Request::BatchWrite(batch), Answer::BatchWrite { unprocessed }) => {
@@ -265,8 +320,8 @@ impl<P> Flights<P> {
                 (left, pending)
             }
             (_, answer) => {
-                let flight = self.open.swap_remove(at);
-                return Some(Settled::Answer(flight.purpose, answer));
+                self.open.swap_remove(at);
+                return Some(Ok(answer));
             }
         };
         if left == 0 {
@@ -280,7 +335,7 @@ impl<P> Flights<P> {
                     unprocessed: Vec::new(),
                 },
             };
-            return Some(Settled::Answer(flight.purpose, answer));
+            return Some(Ok(answer));
         }
         // Items left unprocessed are the service's answer to a rate: as
         // patient as with throttling errors. A round that made progress
@@ -299,13 +354,10 @@ impl<P> Flights<P> {
                 left,
                 rounds: stalled,
             };
-            return Some(Settled::Failed(
-                flight.purpose,
-                Failed {
-                    error,
-                    failure: None,
-                },
-            ));
+            return Some(Err(Failed {
+                error,
+                failure: None,
+            }));
         }
         let id = flight.id;
         let jitter = self.jitter();
@@ -322,7 +374,7 @@ impl<P> Flights<P> {
         if flight.paced.is_some() {
             flight.paced = Some(self.pace.started());
         }
-        self.outbox.push_back(Send {
+        self.outbox.push(Send {
             id,
             request: flight.request.clone(),
             delay,

@@ -20,7 +20,6 @@
 //! no size limit: `gc` builds no chunk key from it, it only compares
 //! versions.
 
-use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -33,7 +32,7 @@ use super::pace::Pace;
 use super::policy::{DEFAULT_CONCURRENCY, DEFAULT_GRACE, INITIAL_WRITE_LIMIT, RetryPolicy};
 use super::request::{Answer, Request, RequestId, Response};
 use super::{Env, Machine, Step};
-use crate::layout::{Layout, parse_chunk_key, same_key};
+use crate::layout::{Layout, canonical_key, parse_chunk_key};
 use crate::manifest::{CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, stored_version};
 use crate::plan::{BatchGet, MAX_BATCH_GET_KEYS, Scan, WriteRequest, pack_batch_writes};
 use crate::table::Table;
@@ -94,7 +93,7 @@ enum Referenced {
 /// One page's chunks of one parent, by version.
 struct Parent {
     key: Item,
-    versions: BTreeMap<VersionId, Vec<Item>>,
+    versions: Vec<(VersionId, Vec<Item>)>,
     referenced: Referenced,
 }
 
@@ -130,7 +129,8 @@ pub struct GcMachine {
     last_page: bool,
     /// The page's chunks, by parent.
     page: Vec<Parent>,
-    deletes: VecDeque<crate::plan::BatchWrite>,
+    /// Deletes to send (any order).
+    deletes: Vec<crate::plan::BatchWrite>,
     report: GcReport,
 }
 
@@ -148,7 +148,7 @@ impl GcMachine {
             next: None,
             last_page: false,
             page: Vec::new(),
-            deletes: VecDeque::new(),
+            deletes: Vec::new(),
             report: GcReport::default(),
         };
         machine.scan();
@@ -185,7 +185,8 @@ impl GcMachine {
     fn paged(&mut self, items: Vec<Item>, next: Option<Item>) {
         self.last_page = next.is_none();
         self.next = next;
-        let mut page: BTreeMap<Item, Parent> = BTreeMap::new();
+        // The page's chunks by parent and version: sorted, then grouped.
+        let mut chunks = Vec::new();
         for mut item in items {
             // A chunk carries its digest; in an item collection, items
             // without one are the user's own.
@@ -196,16 +197,23 @@ impl GcMachine {
                 continue;
             };
             self.report.chunks += 1;
-            let parent = page
-                .entry(chunk.parent_key.clone())
-                .or_insert_with(|| Parent {
-                    key: chunk.parent_key,
-                    versions: BTreeMap::new(),
-                    referenced: Referenced::Nothing,
-                });
-            parent.versions.entry(chunk.version).or_default().push(item);
+            chunks.push((chunk.parent_key, chunk.version, item));
         }
-        let page: Vec<Parent> = page.into_values().collect();
+        chunks.sort_unstable_by(|a, b| (&a.0, a.1).cmp(&(&b.0, b.1)));
+        let mut page: Vec<Parent> = Vec::new();
+        for (parent_key, version, item) in chunks {
+            match page.last_mut() {
+                Some(parent) if parent.key == parent_key => match parent.versions.last_mut() {
+                    Some((v, keys)) if *v == version => keys.push(item),
+                    _ => parent.versions.push((version, Vec::from([item]))),
+                },
+                _ => page.push(Parent {
+                    key: parent_key,
+                    versions: Vec::from([(version, Vec::from([item]))]),
+                    referenced: Referenced::Nothing,
+                }),
+            }
+        }
         let attributes: Vec<String> = self
             .table
             .key
@@ -231,13 +239,14 @@ impl GcMachine {
     /// Records what each parent read refers to.
     fn parents_read(&mut self, parents: Vec<Item>) {
         for stored in parents {
-            let Some(parent) = self
-                .page
-                .iter_mut()
-                .find(|p| same_key(&self.table.key, &p.key, &stored))
-            else {
+            // The page is sorted by parent key, as chunk keys name them.
+            let Some(key) = canonical_key(&self.table.key, &stored) else {
                 continue;
             };
+            let Ok(at) = self.page.binary_search_by(|p| p.key.cmp(&key)) else {
+                continue;
+            };
+            let parent = &mut self.page[at];
             parent.referenced = match stored_version(&stored) {
                 Ok(Some(version)) => Referenced::Version(version),
                 Ok(None) => Referenced::Nothing,
@@ -278,7 +287,7 @@ impl GcMachine {
             let deletes = doomed
                 .into_iter()
                 .map(|key| (table.clone(), WriteRequest::Delete(key)));
-            self.deletes = pack_batch_writes(deletes).into();
+            self.deletes = pack_batch_writes(deletes);
         }
         self.phase = Phase::Deleting;
         Ok(())
@@ -308,7 +317,7 @@ impl Machine for GcMachine {
                 }
                 Phase::Deleting => {
                     if self.flights.room()
-                        && let Some(batch) = self.deletes.pop_front()
+                        && let Some(batch) = self.deletes.pop()
                     {
                         self.flights.send(
                             Request::BatchWrite(batch),

@@ -13,17 +13,23 @@
 //! out, and reports progress. Policy numbers live in [`policy`].
 //!
 //! ```
-//! use dynaslice_core::protocol::{Answer, Call, Machine, Response, Step};
+//! use dynaslice_core::protocol::{Answer, Call, Env, Failure, Machine, Request, Response, Step};
 //! use dynaslice_core::plan::Get;
 //! use dynaslice_core::{AttributeValue, Item};
 //!
 //! let mut key = Item::new();
 //! key.insert("pk".into(), AttributeValue::S("a".into()));
 //! let get = Get { table: "docs".into(), key, consistent: true };
-//! let mut call = Call::new(dynaslice_core::protocol::Request::Get(get), Default::default(), 7);
+//! let env = Env { local_ms: 1_763_683_200_000, seed: 7 };
+//! let mut call = Call::new(Request::Get(get), Default::default(), env);
 //! let Step::Send(send) = call.poll() else { unreachable!() };
-//! // … the executor sends `send.request`, then feeds back what came:
-//! call.handle(send.id, Response::answer(Answer::Item(None), 0));
+//! // … the executor sends `send.request`: the store is busy.
+//! let busy = Failure::answered(400, "ThrottlingException", "rate exceeded");
+//! call.handle(send.id, Response::failure(busy, env.local_ms));
+//! // The same request again, after a pause with jitter.
+//! let Step::Send(again) = call.poll() else { unreachable!() };
+//! assert_eq!((again.id, again.request), (send.id, send.request));
+//! call.handle(again.id, Response::answer(Answer::Item(None), env.local_ms));
 //! assert!(matches!(call.poll(), Step::Done(Ok(Answer::Item(None)))));
 //! ```
 

@@ -85,3 +85,57 @@ impl Pace {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The numbers the host's and the driver's pace tests used before the
+    /// pace moved here.
+    #[test]
+    fn grows_while_clean_and_halves_once_per_burst_of_throttles() {
+        let mut pace = Pace::new(4, 32);
+        assert_eq!(pace.limit(), 4);
+        // Slow start: one more per clean answer.
+        for _ in 0..6 {
+            let n = pace.started();
+            pace.answered(n, Signal::Clean);
+        }
+        assert_eq!(pace.limit(), 10);
+        // Three requests in flight together are all throttled: one halving.
+        let burst = [pace.started(), pace.started(), pace.started()];
+        for n in burst {
+            pace.answered(n, Signal::Throttled);
+        }
+        assert_eq!(pace.limit(), 5);
+        // A request started after the decrease halves again.
+        let n = pace.started();
+        pace.answered(n, Signal::Throttled);
+        assert_eq!(pace.limit(), 2);
+        // Then additive: 1/limit per clean answer, so two answers at 2 make 3.
+        for _ in 0..2 {
+            let n = pace.started();
+            pace.answered(n, Signal::Clean);
+        }
+        assert_eq!(pace.limit(), 3);
+        // Other failures say nothing about capacity.
+        let n = pace.started();
+        pace.answered(n, Signal::Other);
+        assert_eq!(pace.limit(), 3);
+        // Never below 1, never above max.
+        for _ in 0..10 {
+            let n = pace.started();
+            pace.answered(n, Signal::Throttled);
+        }
+        assert_eq!(pace.limit(), 1);
+        let mut small = Pace::new(4, 2);
+        assert_eq!(small.limit(), 2);
+        for _ in 0..10 {
+            let n = small.started();
+            small.answered(n, Signal::Clean);
+        }
+        assert_eq!(small.limit(), 2);
+        assert_eq!(Pace::new(0, 16).limit(), 1);
+        assert_eq!(Pace::new(6, 0).max(), 1);
+    }
+}

@@ -10,7 +10,6 @@
 //! attribute ([`Sink::Attribute`], in bounded memory whatever its size:
 //! each chunk is checked whole before any of its bytes are released).
 
-use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -148,12 +147,14 @@ pub struct ReadMachine {
     asked: u32,
     next: u32,
     /// Chunks arrived ahead of their turn (`None`: not found).
-    arrived: BTreeMap<u32, Option<Item>>,
+    arrived: Vec<(u32, Option<Item>)>,
     /// Output may be waiting ([`Sink::Attribute`]).
     undrained: bool,
     /// Bytes taken this attempt, and in all.
     taken: u64,
     restart: bool,
+    /// The attribute's length, kept once the reader is done.
+    size: Option<u64>,
     chunks_read: u32,
     parent_reads: u32,
     progress: Progress,
@@ -189,10 +190,11 @@ impl ReadMachine {
             count: 0,
             asked: 0,
             next: 0,
-            arrived: BTreeMap::new(),
+            arrived: Vec::new(),
             undrained: false,
             taken: 0,
             restart: false,
+            size: None,
             chunks_read: 0,
             parent_reads: 0,
             progress: Progress::default(),
@@ -234,12 +236,18 @@ impl ReadMachine {
         }
     }
 
-    /// The attribute's length once known ([`Sink::Attribute`]).
+    /// The attribute's length once known ([`Sink::Attribute`]), until the
+    /// end.
     pub fn size(&self) -> Option<u64> {
         match &self.decoder {
             Decoder::Attribute(reader) => reader.size(),
-            _ => None,
+            _ => self.size,
         }
+    }
+
+    /// Parent reads made so far.
+    pub fn parent_reads(&self) -> u32 {
+        self.parent_reads
     }
 
     /// The manifest of the version being read, once the parent is read.
@@ -364,7 +372,7 @@ impl ReadMachine {
             });
             let chunk = at.map(|at| items.swap_remove(at));
             self.chunks_read += u32::from(chunk.is_some());
-            self.arrived.insert(seq, chunk);
+            self.arrived.push((seq, chunk));
         }
         Ok(())
     }
@@ -372,9 +380,10 @@ impl ReadMachine {
     /// Decodes the chunk whose turn it is.
     fn push_next(&mut self) -> Result<(), ProtocolError> {
         let seq = self.next;
-        let Some(chunk) = self.arrived.remove(&seq) else {
+        let Some(at) = self.arrived.iter().position(|(s, _)| *s == seq) else {
             return Ok(());
         };
+        let (_, chunk) = self.arrived.swap_remove(at);
         let Some(chunk) = chunk else {
             let missing = ReassembleError::ChunkMissing {
                 seq,
@@ -413,6 +422,7 @@ impl ReadMachine {
 
     /// Every chunk decoded: the item, or the attribute's last checks.
     fn complete(&mut self) -> Result<(), ProtocolError> {
+        self.size = self.size();
         let decoder = core::mem::replace(&mut self.decoder, Decoder::None);
         let item = match decoder {
             Decoder::Item(r) => Some(r.finish()?),
@@ -459,7 +469,7 @@ impl ReadMachine {
         if self.ask()? {
             return Ok(None);
         }
-        if self.arrived.contains_key(&self.next) || self.next == self.count {
+        if self.arrived.iter().any(|(s, _)| *s == self.next) || self.next == self.count {
             return Ok(Some(Step::Work));
         }
         Ok(Some(Step::Wait))

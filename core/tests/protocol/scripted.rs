@@ -537,3 +537,77 @@ fn gc_deletes_only_old_orphans_and_keeps_what_it_cannot_read() {
     assert_eq!(stored(&store, &key("live")), Some(live));
     committed_versions_whole(&store).unwrap();
 }
+
+/// Polls `machine` until it waits, doing its work; returns what it sent.
+fn sends_until_wait<M: dynaslice_core::protocol::Machine>(
+    machine: &mut M,
+) -> Vec<dynaslice_core::protocol::Send> {
+    let mut sent = Vec::new();
+    loop {
+        match machine.poll() {
+            dynaslice_core::protocol::Step::Send(send) => sent.push(send),
+            dynaslice_core::protocol::Step::Work => machine.work(),
+            dynaslice_core::protocol::Step::Wait => return sent,
+            _ => panic!("no bytes move and nothing ends here"),
+        }
+    }
+}
+
+#[test]
+fn batch_requests_out_never_pass_the_pace() {
+    // 4 MB of chunks, one chunk a batch: 11 batches to send. A write
+    // starts with 4 out; each clean answer lets one more (slow start).
+    let mut store = Store::new();
+    let big = item("p", 4_000_000, 1);
+    let mut options = put_options(WriteMode::Batch);
+    options.batch_items = 1;
+    let mut put = PutMachine::new(PutSource::Item(&big), table(), options, store.env(1));
+    let parent = sends_until_wait(&mut put);
+    assert_eq!(parent.len(), 1, "the parent read first");
+    put.handle(parent[0].id, store.send(&parent[0].request, Fault::None));
+    let mut out = sends_until_wait(&mut put);
+    assert_eq!(
+        out.len(),
+        dynaslice_core::protocol::policy::INITIAL_WRITE_LIMIT
+    );
+    // One clean answer: the limit grows to 5, so two go out for the one in.
+    let first = out.remove(0);
+    put.handle(first.id, store.send(&first.request, Fault::None));
+    out.extend(sends_until_wait(&mut put));
+    assert_eq!(out.len(), 5);
+    // A throttle halves it: nothing goes out until fewer than 2 are out.
+    let throttled = out.remove(0);
+    put.handle(
+        throttled.id,
+        store.send(&throttled.request, Fault::Throttle),
+    );
+    let resent = sends_until_wait(&mut put);
+    assert_eq!(
+        resent.len(),
+        1,
+        "the throttled batch again, after its pause, and nothing new"
+    );
+    assert_eq!(resent[0].id, throttled.id);
+    assert!(resent[0].delay > Duration::ZERO);
+
+    // A read starts with its whole window out: six chunk requests.
+    let mut store = Store::new();
+    write(&mut store, &big, put_options(WriteMode::Batch), 1);
+    let mut read = ReadMachine::new(
+        &key("p"),
+        table(),
+        Sink::Item,
+        GetOptions::default(),
+        None,
+        store.env(2),
+    );
+    let parent = sends_until_wait(&mut read);
+    read.handle(parent[0].id, store.send(&parent[0].request, Fault::None));
+    let window = sends_until_wait(&mut read);
+    assert_eq!(window.len(), dynaslice_core::protocol::policy::READ_WINDOW);
+    assert!(
+        window
+            .iter()
+            .all(|s| matches!(&s.request, Request::BatchGet(g) if g.keys.len() == 1))
+    );
+}

@@ -6,6 +6,7 @@ mod capacity;
 pub mod js;
 mod options;
 mod output;
+pub mod protocol;
 mod requests;
 pub mod stream;
 

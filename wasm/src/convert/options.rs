@@ -128,6 +128,16 @@ impl TableOptions {
         }
     }
 
+    /// The table as core's protocol machines take it.
+    pub fn core(&self) -> dynaslice_core::Table {
+        dynaslice_core::Table {
+            table: self.table.clone(),
+            key: self.key.clone(),
+            layout: self.layout.clone(),
+            chunk_table: self.chunk_table.clone(),
+        }
+    }
+
     /// Reassembly options, within `maxBytes`.
     pub fn reassemble(&self) -> ReassembleOptions<'_> {
         let mut read = ReassembleOptions::new(&self.key, &self.layout);
@@ -222,8 +232,14 @@ pub fn write_mode(options: &JsValue) -> Result<WriteMode, Failure> {
 /// A fresh version id: `unix_ms` (the caller's clock, or the store's) and
 /// 80 bits from `crypto.getRandomValues`.
 pub fn fresh_version(unix_ms: f64) -> Result<VersionId, Failure> {
+    let bytes = random_bytes::<16>()?;
+    Ok(VersionId::new(unix_ms as u64, u128::from_le_bytes(bytes)))
+}
+
+/// `N` random bytes from `crypto.getRandomValues`.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], Failure> {
     let crypto = get(&js_sys::global(), "crypto");
-    let random = js_sys::Uint8Array::new_with_length(16);
+    let random = js_sys::Uint8Array::new_with_length(N as u32);
     let get_random = get(&crypto, "getRandomValues")
         .dyn_into::<js_sys::Function>()
         .map_err(|_| {
@@ -235,7 +251,7 @@ pub fn fresh_version(unix_ms: f64) -> Result<VersionId, Failure> {
     get_random
         .call1(&crypto, &random)
         .map_err(|_| Failure::new(Code::RandomUnavailable, "crypto.getRandomValues failed"))?;
-    let mut bytes = [0u8; 16];
+    let mut bytes = [0u8; N];
     random.copy_to(&mut bytes);
-    Ok(VersionId::new(unix_ms as u64, u128::from_le_bytes(bytes)))
+    Ok(bytes)
 }

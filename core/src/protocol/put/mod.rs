@@ -10,7 +10,6 @@ mod options;
 mod uploads;
 
 use alloc::boxed::Box;
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
@@ -148,7 +147,7 @@ pub struct PutMachine<'a> {
     /// Deletes of this write's own chunks.
     abort: Vec<BatchWrite>,
     /// Deletes waiting for room.
-    deletes: VecDeque<(BatchWrite, Purpose)>,
+    deletes: Vec<(BatchWrite, Purpose)>,
     mode: WriteKind,
     planned_units: u64,
     committed: Option<Committed>,
@@ -187,7 +186,7 @@ impl<'a> PutMachine<'a> {
             commit: None,
             cleanup: Vec::new(),
             abort: Vec::new(),
-            deletes: VecDeque::new(),
+            deletes: Vec::new(),
             mode: WriteKind::Batch,
             planned_units: 0,
             committed: None,
@@ -567,8 +566,7 @@ impl<'a> PutMachine<'a> {
         self.progress.chunks_done = self.progress.chunks_total;
         for batch in &committed.cleanup {
             let count = batch.requests.len();
-            self.deletes
-                .push_back((batch.clone(), Purpose::Cleanup(count)));
+            self.deletes.push((batch.clone(), Purpose::Cleanup(count)));
         }
         self.committed = Some(committed);
         self.phase = Phase::Cleanup;
@@ -861,7 +859,7 @@ impl<'a> PutMachine<'a> {
     fn send_deletes(&mut self) -> bool {
         let mut sent = false;
         while self.flights.room()
-            && let Some((batch, purpose)) = self.deletes.pop_front()
+            && let Some((batch, purpose)) = self.deletes.pop()
         {
             self.flights
                 .send(Request::BatchWrite(batch), purpose, Resend::Transient);

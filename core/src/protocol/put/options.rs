@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use crate::manifest::Manifest;
 use crate::plan::{Commit, Precondition, WriteKind, WriteMode};
 use crate::protocol::policy::{DEFAULT_BATCH_ITEMS, DEFAULT_CONCURRENCY, RetryPolicy};
+use crate::size::MAX_ITEM_BYTES;
 use crate::split::{CodecChoice, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitOptions};
 use crate::table::Table;
 use crate::version::VersionId;
@@ -40,6 +41,14 @@ pub struct PutOptions {
     /// first, is a conflict). `None` (the default): the last writer wins,
     /// as with PutItem.
     pub precondition: Option<Precondition>,
+    /// The largest chunk item, exact (default and maximum 409,600).
+    pub chunk_item_bytes: usize,
+    /// Items this size or smaller are not split, and the parent must fit
+    /// it (default and maximum 409,600).
+    pub item_limit: usize,
+    /// Keep a compressed payload on the parent when it fits there
+    /// (default true).
+    pub inline: bool,
 }
 
 impl Default for PutOptions {
@@ -54,6 +63,9 @@ impl Default for PutOptions {
             concurrency: DEFAULT_CONCURRENCY,
             batch_items: DEFAULT_BATCH_ITEMS,
             precondition: None,
+            chunk_item_bytes: MAX_ITEM_BYTES,
+            item_limit: MAX_ITEM_BYTES,
+            inline: true,
         }
     }
 }
@@ -76,6 +88,9 @@ impl PutOptions {
         options.parent_budget = self.parent_budget;
         options.keep = self.keep.clone();
         options.max_raw_bytes = self.max_item_bytes;
+        options.chunk_item_bytes = self.chunk_item_bytes;
+        options.item_limit = self.item_limit;
+        options.inline = self.inline;
         options
     }
 }

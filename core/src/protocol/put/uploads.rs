@@ -2,7 +2,6 @@
 //! they come: all at once for an item split whole, a few at a time for
 //! one cut while it is compressed or read.
 
-use alloc::collections::VecDeque;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -15,7 +14,7 @@ use crate::value::Item;
 pub(super) struct Uploads {
     chunk_table: String,
     batch_items: usize,
-    ready: VecDeque<Item>,
+    ready: Vec<Item>,
     /// Chunks queued in all: a write that fails deletes chunks `0..queued`.
     pub(super) queued: u32,
     /// Exact bytes of the chunk items queued.
@@ -29,7 +28,7 @@ impl Uploads {
         Self {
             chunk_table: chunk_table.into(),
             batch_items: batch_items.clamp(1, crate::plan::MAX_BATCH_WRITE_ITEMS),
-            ready: VecDeque::new(),
+            ready: Vec::new(),
             queued: 0,
             bytes: 0,
             units: 0,
@@ -43,7 +42,7 @@ impl Uploads {
             self.bytes += size as u64;
             self.units += write_units(size, false);
             self.queued += 1;
-            self.ready.push_back(chunk);
+            self.ready.push(chunk);
         }
     }
 

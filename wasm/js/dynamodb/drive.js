@@ -1,0 +1,71 @@
+// Runs one of the core's protocol machines (wasm/src/machine.rs): sends
+// each request it asks for (send.js), feeds the answers back, runs its
+// CPU-heavy work, and hands back any step that moves bytes. It decides
+// nothing: what to send, what to resend and when, and when the operation
+// is done are the machine's.
+
+import { dynasliceError } from '../error.js';
+import { send } from './send.js';
+
+export class Drive {
+  /** Requests out: id -> promise of `{ id, response }`. */
+  #flying = new Map();
+  #cancelled = false;
+
+  constructor(machine, client, signal) {
+    this.machine = machine;
+    this.client = client;
+    this.signal = signal;
+  }
+
+  /**
+   * Does what the machine says until it finishes or asks to move bytes;
+   * resolves to that step (`done`, `input`, `output` or `restart`).
+   * `progress(p)` sees the machine's progress after each step. Once the
+   * caller's signal fires the machine is cancelled: what it still sends
+   * (deleting a failed write's chunks) goes without the signal, and the
+   * operation rejects with the signal's reason.
+   */
+  async run(progress) {
+    for (;;) {
+      if (this.signal?.aborted) this.cancel();
+      let step;
+      try {
+        step = this.machine.poll();
+      } catch (error) {
+        throw this.#cancelled && this.signal?.aborted ? this.signal.reason : error;
+      }
+      progress?.(this.machine.progress());
+      switch (step.kind) {
+        case 'send':
+          this.#flying.set(step.id, send(this.client, step, this.#cancelled ? undefined : this.signal));
+          break;
+        case 'work':
+          this.machine.work();
+          break;
+        case 'wait': {
+          if (this.#flying.size === 0) throw dynasliceError('INTERNAL', 'a protocol machine waits with no request out');
+          const { id, response } = await Promise.race(this.#flying.values());
+          this.#flying.delete(id);
+          this.machine.answer(id, response);
+          break;
+        }
+        default:
+          return step;
+      }
+    }
+  }
+
+  /** Stops the machine: it cleans up what it must, then finishes. */
+  cancel() {
+    if (this.#cancelled) return;
+    this.#cancelled = true;
+    this.machine.cancel();
+  }
+
+  /** Cancels, and runs the machine through its cleanup to its end. */
+  async stop() {
+    this.cancel();
+    await this.run().catch(() => {});
+  }
+}
