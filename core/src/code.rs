@@ -5,7 +5,7 @@
 //! (a test in `core/tests/errors_doc.rs` keeps it current).
 //!
 //! ```
-//! use dynaslice_core::code::{Category, Code};
+//! use dynaslice_core::{Category, Code};
 //!
 //! assert_eq!(Code::ChunkMissing.as_str(), "CHUNK_MISSING");
 //! assert_eq!(Code::from_name("CHUNK_MISSING"), Some(Code::ChunkMissing));

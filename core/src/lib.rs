@@ -8,16 +8,16 @@ extern crate alloc;
 extern crate std;
 
 mod base64;
-pub mod capacity;
+mod capacity;
 mod chunk_feed;
 mod chunk_reader;
-pub mod code;
+mod code;
 pub mod codec;
 mod cutter;
 pub mod digest;
 pub mod encoding;
 mod item_stream;
-pub mod key;
+mod key;
 pub mod layout;
 pub mod manifest;
 pub mod number;
@@ -26,7 +26,7 @@ pub mod plan;
 pub mod protocol;
 mod reassemble;
 mod reassembler;
-pub mod size;
+mod size;
 mod spill;
 mod split;
 mod stream_split;
@@ -34,22 +34,18 @@ mod table;
 pub mod upload;
 mod validate;
 mod value;
-pub mod version;
+mod version;
 
-pub use capacity::{ReadConsistency, read_units, write_units};
+pub use capacity::{
+    READ_UNIT_BYTES, ReadConsistency, WRITE_UNIT_BYTES, read_half_units, read_units, write_units,
+};
 pub use chunk_reader::{ChunkReader, READ_PIECE_BYTES};
 pub use code::{Category, Code};
-pub use codec::{Codec, CodecError, Compression};
-pub use encoding::DecodeError;
 pub use item_stream::{ItemSplit, ItemStream, split_item_streamed};
-pub use key::{KeyAttribute, KeySchema, KeyType};
-pub use layout::{ChunkKey, ChunkKeyError, Layout};
-pub use manifest::{Manifest, ManifestError};
-pub use number::NumberError;
-pub use plan::{DeletePlan, Expect, PlanError, ReadPlan, Target, WriteMode, WritePlan, WriteSteps};
+pub use key::{KeyAttribute, KeySchema, KeyType, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 pub use reassemble::{ReassembleError, ReassembleOptions, reassemble, verify_chunk};
 pub use reassembler::Reassembler;
-pub use size::{MAX_ITEM_BYTES, item_size, value_size};
+pub use size::{MAX_ITEM_BYTES, attribute_size, item_size, value_size};
 pub use split::{
     CodecChoice, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitError, SplitItem, SplitOptions,
     split_item,
@@ -58,7 +54,7 @@ pub use stream_split::StreamSplit;
 pub use table::Table;
 pub use validate::{MAX_NESTING_DEPTH, ValidateOptions, Violation, ViolationKind, validate_item};
 pub use value::{AttributeValue, Item};
-pub use version::VersionId;
+pub use version::{VERSION_ID_LEN, VersionId, VersionIdError};
 
 /// Implements `std::error::Error` for the crate's error types when `std` is on.
 macro_rules! std_errors {

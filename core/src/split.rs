@@ -208,6 +208,7 @@ impl From<CodecError> for SplitError {
 ///
 /// ```
 /// use dynaslice_core::*;
+/// use dynaslice_core::codec::Compression;
 /// let schema = KeySchema::partition("pk", KeyType::S);
 /// let mut item = Item::new();
 /// item.insert("pk".into(), AttributeValue::S("doc".into()));

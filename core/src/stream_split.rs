@@ -33,6 +33,7 @@ enum Encoder {
 ///
 /// ```
 /// use dynaslice_core::*;
+/// use dynaslice_core::codec::Compression;
 /// let schema = KeySchema::partition("pk", KeyType::S);
 /// let mut parent = Item::new();
 /// parent.insert("pk".into(), AttributeValue::S("video".into()));

@@ -10,10 +10,12 @@ use common::stored::{
     any_storage, forge, forged_payloads, has_key, item, layouts, schema, split, split_as,
 };
 use dynaslice_core::codec::{Codec, Compression};
+use dynaslice_core::layout::Layout;
+use dynaslice_core::manifest::Manifest;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::{
-    AttributeValue, ChunkReader, CodecChoice, Item, KeySchema, Layout, Manifest, ReassembleError,
-    ReassembleOptions, SplitOptions, VersionId, reassemble, split_item,
+    AttributeValue, ChunkReader, CodecChoice, Item, KeySchema, ReassembleError, ReassembleOptions,
+    SplitOptions, VersionId, reassemble, split_item,
 };
 use proptest::prelude::*;
 

@@ -13,7 +13,8 @@ use common::stored::split_binary;
 use counting_allocator::peak_of;
 use dynaslice_core::codec::Codec;
 use dynaslice_core::digest::Digester;
-use dynaslice_core::{ChunkReader, KeySchema, KeyType, Layout, ReassembleOptions};
+use dynaslice_core::layout::Layout;
+use dynaslice_core::{ChunkReader, KeySchema, KeyType, ReassembleOptions};
 
 const LEN: usize = 80 << 20;
 

@@ -6,9 +6,11 @@
 
 mod common;
 
+use dynaslice_core::codec::Compression;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::{
-    CodecChoice, Compression, Item, KeySchema, KeyType, Layout, ReassembleOptions, SplitOptions,
-    VersionId, reassemble, split_item,
+    CodecChoice, Item, KeySchema, KeyType, ReassembleOptions, SplitOptions, VersionId, reassemble,
+    split_item,
 };
 use serde_json::Value;
 

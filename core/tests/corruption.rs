@@ -6,11 +6,13 @@ mod common;
 use common::generate;
 use common::stored::data_mut;
 use dynaslice_core::Category;
+use dynaslice_core::codec::Compression;
 use dynaslice_core::codec::{self, Codec, FrameHeader};
+use dynaslice_core::layout::Layout;
 use dynaslice_core::manifest::{CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType, Layout, ReassembleOptions,
-    SplitItem, SplitOptions, VersionId, reassemble, split_item,
+    AttributeValue, CodecChoice, Item, KeySchema, KeyType, ReassembleOptions, SplitItem,
+    SplitOptions, VersionId, reassemble, split_item,
 };
 use proptest::prelude::*;
 
@@ -315,7 +317,7 @@ fn a_payload_cannot_smuggle_in_a_manifest_attribute() {
     let smuggled = AttributeValue::S("x".into());
     let raw = encode_attributes([("_ds", &smuggled)].into_iter()).to_vec();
     let frame = codec::compress(&raw, Compression::new(Codec::None)).unwrap();
-    let manifest = dynaslice_core::Manifest {
+    let manifest = dynaslice_core::manifest::Manifest {
         version: VersionId::new(1, 1),
         layout: "table".into(),
         codec: Codec::None,

@@ -3,16 +3,19 @@
 //! byte range, checking a key, the upload checks, reserved names, and the
 //! names of write modes.
 
+use dynaslice_core::codec::Compression;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::manifest::{
     CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, RESERVED_ATTRIBUTES,
 };
+use dynaslice_core::plan::Target;
 use dynaslice_core::plan::{WriteKind, WriteMode};
 use dynaslice_core::upload::{
     UploadRules, check_upload_header, restamp, upload_chunk_item, verify_upload,
 };
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType, Layout, ReassembleOptions,
-    SplitItem, SplitOptions, Target, VersionId, split_item, verify_chunk,
+    AttributeValue, CodecChoice, Item, KeySchema, KeyType, ReassembleOptions, SplitItem,
+    SplitOptions, VersionId, split_item, verify_chunk,
 };
 
 fn schema() -> KeySchema {
@@ -200,7 +203,7 @@ fn an_upload_is_checked_header_first_then_chunk_by_chunk_then_whole() {
     let restamped = restamp(&mut parent, &mut stamped, chunks.clone(), version, &rules).unwrap();
     assert_eq!(stamped.version, version);
     assert_eq!(
-        dynaslice_core::Manifest::from_value(&parent[MANIFEST_ATTRIBUTE]).unwrap(),
+        dynaslice_core::manifest::Manifest::from_value(&parent[MANIFEST_ATTRIBUTE]).unwrap(),
         stamped
     );
     assert!(restamped.iter().zip(&chunks).all(|(a, b)| a != b));

@@ -12,9 +12,8 @@ use std::path::PathBuf;
 
 use dynaslice_core::codec::{FrameHeader, check_digest, decompress};
 use dynaslice_core::encoding::{decode_attributes, encode_item};
-use dynaslice_core::{
-    AttributeValue, Item, KeySchema, KeyType, Layout, ReassembleOptions, reassemble,
-};
+use dynaslice_core::layout::Layout;
+use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType, ReassembleOptions, reassemble};
 
 /// The limit the `decompress` fuzz target uses.
 const DECOMPRESS_LIMIT: usize = 1 << 20;

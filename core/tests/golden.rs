@@ -105,16 +105,16 @@ fn our_frames_are_read_by_other_implementations_too() {
     // zlib wrote too, so bodies must be standard. Check the standard
     // headers by their published magic numbers.
     let raw = b"dynaslice ".repeat(100);
-    let zlib = codec::compress(&raw, dynaslice_core::Compression::new(Codec::Zlib)).unwrap();
+    let zlib = codec::compress(&raw, dynaslice_core::codec::Compression::new(Codec::Zlib)).unwrap();
     assert_eq!(zlib[13] & 0x0f, 8, "zlib CM = 8 (deflate), RFC 1950");
     assert_eq!(
         (u16::from(zlib[13]) << 8 | u16::from(zlib[14])) % 31,
         0,
         "zlib FCHECK, RFC 1950"
     );
-    let gzip = codec::compress(&raw, dynaslice_core::Compression::new(Codec::Gzip)).unwrap();
+    let gzip = codec::compress(&raw, dynaslice_core::codec::Compression::new(Codec::Gzip)).unwrap();
     assert_eq!(&gzip[13..16], &[0x1f, 0x8b, 8], "gzip ID1 ID2 CM, RFC 1952");
-    let zstd = codec::compress(&raw, dynaslice_core::Compression::new(Codec::Zstd)).unwrap();
+    let zstd = codec::compress(&raw, dynaslice_core::codec::Compression::new(Codec::Zstd)).unwrap();
     assert_eq!(
         &zstd[13..17],
         &[0x28, 0xb5, 0x2f, 0xfd],

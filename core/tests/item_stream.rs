@@ -8,9 +8,11 @@ mod common;
 
 use common::{generate, stored};
 use dynaslice_core::codec::Codec;
+use dynaslice_core::codec::Compression;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Item, ItemSplit, Layout, SplitItem, SplitOptions,
-    VersionId, split_item, split_item_streamed,
+    AttributeValue, CodecChoice, Item, ItemSplit, SplitItem, SplitOptions, VersionId, split_item,
+    split_item_streamed,
 };
 use proptest::prelude::*;
 

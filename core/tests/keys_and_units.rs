@@ -1,11 +1,11 @@
 //! Chunk keys, number canonical forms, version ids and capacity units, each
 //! checked against an independent statement of the rule.
 
+use dynaslice_core::layout::Layout;
 use dynaslice_core::layout::{chunk_key, parse_chunk_key};
 use dynaslice_core::number::Decimal;
 use dynaslice_core::{
-    AttributeValue, Item, KeySchema, KeyType, Layout, ReadConsistency, VersionId, read_units,
-    write_units,
+    AttributeValue, Item, KeySchema, KeyType, ReadConsistency, VersionId, read_units, write_units,
 };
 use proptest::prelude::*;
 

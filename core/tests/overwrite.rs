@@ -2,12 +2,15 @@
 //! unconditional, what a precondition admits, and what an unconditional
 //! commit replaced, read from the old parent its answer returned.
 
+use dynaslice_core::codec::Compression;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::plan::{
     self, Commit, Precondition, WriteRequest, plan_replaced, plan_streamed_commit_as, plan_write_as,
 };
+use dynaslice_core::plan::{Expect, Target, WriteMode, WriteSteps};
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Expect, Item, KeySchema, KeyType, Layout, SplitItem,
-    SplitOptions, Target, VersionId, WriteMode, WriteSteps, split_item,
+    AttributeValue, CodecChoice, Item, KeySchema, KeyType, SplitItem, SplitOptions, VersionId,
+    split_item,
 };
 
 fn schema() -> KeySchema {

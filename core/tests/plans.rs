@@ -6,14 +6,16 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::generate;
+use dynaslice_core::codec::Compression;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::plan::{
     self, BatchWrite, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, MAX_BATCH_WRITE_BYTES,
     MAX_BATCH_WRITE_ITEMS, MAX_TRANSACT_ACTIONS, MAX_TRANSACT_BYTES, TransactAction, WriteRequest,
 };
+use dynaslice_core::plan::{Expect, Target, WriteMode, WriteSteps};
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Expect, Item, KeySchema, KeyType, Layout,
-    MAX_ITEM_BYTES, SplitItem, SplitOptions, Target, VersionId, WriteMode, WriteSteps, item_size,
-    split_item,
+    AttributeValue, CodecChoice, Item, KeySchema, KeyType, MAX_ITEM_BYTES, SplitItem, SplitOptions,
+    VersionId, item_size, split_item,
 };
 use proptest::prelude::*;
 

@@ -11,11 +11,13 @@ use common::stored::{
     any_storage, data_mut, forge, forged_payloads, has_key, item, layouts, schema, split, split_as,
 };
 use dynaslice_core::codec::Codec;
+use dynaslice_core::codec::Compression;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::layout::chunk_key;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Item, Layout, ReassembleError, ReassembleOptions,
-    Reassembler, SplitOptions, VersionId, reassemble, split_item,
+    AttributeValue, CodecChoice, Item, ReassembleError, ReassembleOptions, Reassembler,
+    SplitOptions, VersionId, reassemble, split_item,
 };
 use proptest::prelude::*;
 

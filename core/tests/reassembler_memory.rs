@@ -17,9 +17,10 @@ use common::generate;
 use common::stored::split_binary;
 use counting_allocator::peak_of;
 use dynaslice_core::codec::Codec;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::manifest::CHUNK_DATA_ATTRIBUTE;
 use dynaslice_core::{
-    AttributeValue, KeySchema, KeyType, Layout, ReassembleOptions, Reassembler, reassemble,
+    AttributeValue, KeySchema, KeyType, ReassembleOptions, Reassembler, reassemble,
 };
 
 /// The item's payload: within the default 64 MiB whole-item limit.

@@ -6,9 +6,11 @@ mod common;
 
 use common::generate;
 use dynaslice_core::codec::Codec;
+use dynaslice_core::codec::Compression;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType, Layout, MAX_ITEM_BYTES,
-    ReassembleOptions, SplitItem, SplitOptions, VersionId, item_size, reassemble, split_item,
+    AttributeValue, CodecChoice, Item, KeySchema, KeyType, MAX_ITEM_BYTES, ReassembleOptions,
+    SplitItem, SplitOptions, VersionId, item_size, reassemble, split_item,
 };
 use proptest::prelude::*;
 

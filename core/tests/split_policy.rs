@@ -4,9 +4,10 @@
 mod common;
 
 use common::generate;
+use dynaslice_core::codec::Compression;
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType, MAX_ITEM_BYTES,
-    SplitOptions, VersionId, item_size, split_item,
+    AttributeValue, CodecChoice, Item, KeySchema, KeyType, MAX_ITEM_BYTES, SplitOptions, VersionId,
+    item_size, split_item,
 };
 
 fn schema() -> KeySchema {
@@ -86,7 +87,7 @@ fn a_payload_that_compresses_small_enough_goes_inline() {
     assert!(manifest.inline.is_some());
     assert_ne!(
         manifest.codec,
-        dynaslice_core::Codec::None,
+        dynaslice_core::codec::Codec::None,
         "auto compresses text"
     );
     assert!(item_size(&split.parent) <= MAX_ITEM_BYTES);
@@ -104,7 +105,10 @@ fn auto_stores_incompressible_payloads_uncompressed() {
     let mut options = options();
     options.compression = CodecChoice::Auto;
     let split = split_item(&item, &options).unwrap();
-    assert_eq!(split.manifest.unwrap().codec, dynaslice_core::Codec::None);
+    assert_eq!(
+        split.manifest.unwrap().codec,
+        dynaslice_core::codec::Codec::None
+    );
 }
 
 #[test]
@@ -126,7 +130,7 @@ fn bad_options_and_reserved_names_are_refused() {
     );
     options.chunk_item_bytes = MAX_ITEM_BYTES;
     options.compression = CodecChoice::Fixed(Compression {
-        codec: dynaslice_core::Codec::Zstd,
+        codec: dynaslice_core::codec::Codec::Zstd,
         level: Some(19),
     });
     assert_eq!(

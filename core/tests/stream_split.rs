@@ -5,9 +5,11 @@ mod common;
 
 use common::generate;
 use dynaslice_core::codec::Codec;
+use dynaslice_core::codec::Compression;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType, Layout, ReassembleOptions,
-    SplitOptions, StreamSplit, VersionId, item_size, reassemble, split_item,
+    AttributeValue, CodecChoice, Item, KeySchema, KeyType, ReassembleOptions, SplitOptions,
+    StreamSplit, VersionId, item_size, reassemble, split_item,
 };
 use proptest::prelude::*;
 
@@ -155,7 +157,7 @@ fn lengths_that_lie_and_unstreamable_codecs_are_refused() {
 
 #[test]
 fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
-    use dynaslice_core::Expect;
+    use dynaslice_core::plan::Expect;
     use dynaslice_core::plan::{WriteRequest, plan_streamed_commit};
     let options = options(Layout::default(), 409_600);
     let payload = generate::bulk(9, 1_500_000, false);
@@ -171,13 +173,13 @@ fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
     let split = splitter.finish().unwrap();
     chunks.extend(split.chunks.iter().cloned());
     let target =
-        dynaslice_core::Target::new("files", "files_chunks", &options.key, &options.layout);
+        dynaslice_core::plan::Target::new("files", "files_chunks", &options.key, &options.layout);
     let replaced = Expect::Version {
         version: VersionId::new(1, 1),
         chunk_count: 2,
     };
     let plan = plan_streamed_commit(&split, &target, &replaced).unwrap();
-    let dynaslice_core::WriteSteps::Batch {
+    let dynaslice_core::plan::WriteSteps::Batch {
         chunks: to_write,
         overwrite: None,
         commit,

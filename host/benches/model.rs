@@ -66,7 +66,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use aws_sdk_dynamodb::Client;
 use capacity_model::{CapacityModel, Counts, Mode, Model};
-use dynaslice_core::{AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType};
+use dynaslice_core::codec::Compression;
+use dynaslice_core::{AttributeValue, CodecChoice, Item, KeySchema, KeyType};
 use dynaslice_host::{EmbeddedStore, GetOptions, PutOptions, TableConfig, create_tables};
 use payload::Payload;
 

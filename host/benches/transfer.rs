@@ -80,7 +80,8 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use std::sync::atomic::AtomicU64;
 
 use aws_sdk_dynamodb::Client;
-use dynaslice_core::{AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType};
+use dynaslice_core::codec::{Codec, Compression};
+use dynaslice_core::{AttributeValue, CodecChoice, Item, KeySchema, KeyType};
 use dynaslice_host::{
     EmbeddedStore, GetOptions, PutOptions, PutOutcome, TableConfig, create_tables, local_client,
 };

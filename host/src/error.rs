@@ -2,9 +2,11 @@
 //! lowercase message with the numbers, and never hides what was stored.
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
+use dynaslice_core::codec::CodecError;
+use dynaslice_core::plan::PlanError;
 use dynaslice_core::protocol::ProtocolError;
 use dynaslice_core::upload::UploadError;
-use dynaslice_core::{Code, CodecError, PlanError, ReassembleError, SplitError, Violation};
+use dynaslice_core::{Code, ReassembleError, SplitError, Violation};
 
 /// Why a host operation failed.
 #[derive(Debug, thiserror::Error)]

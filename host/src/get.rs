@@ -5,8 +5,9 @@
 //! requests in flight and, at the end, the decoded item.
 
 use aws_sdk_dynamodb::Client;
+use dynaslice_core::Item;
+use dynaslice_core::manifest::Manifest;
 use dynaslice_core::protocol::{ReadMachine, Sink};
-use dynaslice_core::{Item, Manifest};
 
 use crate::error::HostError;
 use crate::executor::{Driver, env};

@@ -1,12 +1,14 @@
 //! Looking at stored items without reading their payloads: `ls` and `inspect`.
 
 use aws_sdk_dynamodb::Client;
-use dynaslice_core::capacity::{ReadConsistency, read_units, write_units};
+use dynaslice_core::layout::Layout;
 use dynaslice_core::layout::{chunk_key, parse_chunk_key};
+use dynaslice_core::manifest::Manifest;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::plan::{Scan, parent_get, plan_read};
 use dynaslice_core::protocol::RetryPolicy;
-use dynaslice_core::{AttributeValue, Item, Layout, Manifest, item_size};
+use dynaslice_core::{AttributeValue, Item, item_size};
+use dynaslice_core::{ReadConsistency, read_units, write_units};
 
 use crate::error::HostError;
 use crate::executor::{get_item, scan_page};
@@ -188,7 +190,7 @@ pub async fn inspect(
     if let Some(manifest) = &plan.manifest {
         for seq in 0..manifest.chunk_count {
             let key = chunk_key(&table.key, &table.layout, &parent, manifest.version, seq)
-                .map_err(dynaslice_core::PlanError::from)?;
+                .map_err(dynaslice_core::plan::PlanError::from)?;
             let data_bytes = manifest.chunk_len(seq);
             let mut chunk = key.clone();
             chunk.insert(CHUNK_DIGEST_ATTRIBUTE.into(), AttributeValue::B(vec![0; 8]));

@@ -5,8 +5,9 @@ use std::collections::BTreeMap;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD as BASE64;
+use dynaslice_core::manifest::Manifest;
 use dynaslice_core::protocol::{DeleteOutcome, PutOutcome};
-use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType, Manifest};
+use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType};
 use serde_json::json;
 
 use serde_json::{Map, Value};

@@ -12,11 +12,12 @@ use aws_sdk_dynamodb::Client;
 use dynaslice_core::codec::{Codec, FRAME_HEADER_BYTES, FrameHeader, decompress_prefix};
 use dynaslice_core::encoding::single_blob_span;
 use dynaslice_core::layout::chunk_key;
+use dynaslice_core::manifest::Manifest;
 use dynaslice_core::plan::{
     BatchGet, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, PlanError, parent_get,
 };
 use dynaslice_core::{
-    AttributeValue, Item, MAX_ITEM_BYTES, Manifest, ReassembleError, ReassembleOptions, reassemble,
+    AttributeValue, Item, MAX_ITEM_BYTES, ReassembleError, ReassembleOptions, reassemble,
     verify_chunk,
 };
 

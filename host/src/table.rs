@@ -7,8 +7,9 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType as SdkKeyType, ScalarAttributeType,
 };
+use dynaslice_core::layout::Layout;
 use dynaslice_core::plan::Target;
-use dynaslice_core::{KeySchema, KeyType, Layout};
+use dynaslice_core::{KeySchema, KeyType};
 
 use crate::error::HostError;
 use crate::executor::{admin_error, with_retries};

@@ -7,7 +7,8 @@ mod common;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::primitives::Blob;
 use aws_sdk_dynamodb::types::AttributeValue as Sdk;
-use dynaslice_core::{AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType};
+use dynaslice_core::codec::{Codec, Compression};
+use dynaslice_core::{AttributeValue, CodecChoice, Item, KeySchema, KeyType};
 use dynaslice_host::{
     GetOptions, HostError, LayoutKind, PutOptions, TableConfig, item_from_sdk, item_to_sdk,
 };

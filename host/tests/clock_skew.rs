@@ -12,8 +12,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::{client, fresh_table, key, noise};
+use dynaslice_core::AttributeValue;
 use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
-use dynaslice_core::{AttributeValue, Manifest};
+use dynaslice_core::manifest::Manifest;
 use dynaslice_host::{GcOptions, GetOptions, LayoutKind};
 
 /// `faketime` with the writer's offset; monotonic clocks stay real, so

@@ -22,8 +22,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
+use dynaslice_core::codec::{Codec, Compression};
 use dynaslice_core::plan::{Precondition, WriteMode};
-use dynaslice_core::{AttributeValue, Codec, CodecChoice, Compression, Item};
+use dynaslice_core::{AttributeValue, CodecChoice, Item};
 use dynaslice_host::{GcOptions, GetOptions, LayoutKind, PutOptions, TableConfig};
 
 use common::{client, fresh_table, key, noise};

@@ -17,7 +17,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-use dynaslice_core::{AttributeValue, Codec, CodecChoice, Compression, Item};
+use dynaslice_core::codec::{Codec, Compression};
+use dynaslice_core::{AttributeValue, CodecChoice, Item};
 use dynaslice_host::{GetOptions, LayoutKind, PutOptions, RetryPolicy, TableConfig, local_client};
 use fault_proxy::{FaultKind, Faults};
 

@@ -14,7 +14,8 @@ use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use cli_run::{Run, json};
-use dynaslice_core::{AttributeValue, CodecChoice, Compression, Item};
+use dynaslice_core::codec::Compression;
+use dynaslice_core::{AttributeValue, CodecChoice, Item};
 use dynaslice_host::{GetOptions, LayoutKind, Progress, PutOptions, item_to_sdk};
 use serde_json::Value;
 

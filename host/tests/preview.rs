@@ -3,7 +3,8 @@
 
 mod common;
 
-use dynaslice_core::{AttributeValue, Codec, CodecChoice, Compression};
+use dynaslice_core::codec::{Codec, Compression};
+use dynaslice_core::{AttributeValue, CodecChoice};
 use dynaslice_host::{GetOptions, LayoutKind, PutOptions};
 
 use common::{client, fresh_table, key, noise, order_history};

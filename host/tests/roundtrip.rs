@@ -5,8 +5,9 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use dynaslice_core::codec::{Codec, Compression};
 use dynaslice_core::plan::{WriteKind, WriteMode};
-use dynaslice_core::{AttributeValue, Codec, CodecChoice, Compression, Item, item_size};
+use dynaslice_core::{AttributeValue, CodecChoice, Item, item_size};
 use dynaslice_host::{ByteCounter, GetOptions, LayoutKind, PutOptions, TableConfig};
 
 use common::{client, fresh_table, key, noise, order_history, same_item};

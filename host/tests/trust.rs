@@ -10,11 +10,13 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::Client;
 use common::{client, fresh_table, key, noise};
+use dynaslice_core::codec::Compression;
 use dynaslice_core::codec::{Codec, FRAME_HEADER_BYTES, FrameHeader};
 use dynaslice_core::digest::chunk_digest;
+use dynaslice_core::manifest::Manifest;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::plan::WriteMode;
-use dynaslice_core::{AttributeValue, CodecChoice, Compression, Item, Manifest, VersionId};
+use dynaslice_core::{AttributeValue, CodecChoice, Item, VersionId};
 use dynaslice_host::{
     EmbeddedStore, GcOptions, GetOptions, LayoutKind, PutOptions, TableConfig, create_tables,
     item_to_sdk,

@@ -16,7 +16,7 @@ import { runInNewContext } from 'node:vm';
 import { CreateTableCommand, GetItemCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { split } from 'dynaslice';
-import { deleteItem, gc, getItem, getStream, putItem, putStream } from 'dynaslice/dynamodb';
+import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream } from 'dynaslice/dynamodb';
 import { startDynamoDBLocal } from './support/dynamodb-local.mjs';
 import { orderHistory } from './support/documents.mjs';
 
@@ -282,6 +282,29 @@ describe('streams', () => {
     assert.equal(await storedVersion('stream#broken'), before.version);
     assert.equal((await chunksOf('stream#broken')).length, before.manifest.chunkCount);
   });
+
+  test('a failed stream deletes every chunk it may have written, a write whose answer was lost included', async () => {
+    // The second chunk batch is carried out but its answer lost (as when a
+    // connection drops): with one attempt the write fails, and the chunks
+    // of that batch go with the rest (the driver once deleted only the
+    // chunks whose write it saw succeed, and left these to gc).
+    let batches = 0;
+    const lossy = {
+      async send(command, options) {
+        const output = await client.send(command, options);
+        if (command.constructor.name === 'BatchWriteItemCommand' && ++batches === 2) {
+          throw Object.assign(new Error('socket hang up'), { name: 'TimeoutError' });
+        }
+        return output;
+      },
+    };
+    const data = new Uint8Array(randomBytes(6 * MB));
+    const options = { ...DOCS, attribute: 'file', size: data.length, batchItems: 2, retry: { maxAttempts: 1 } };
+    await assert.rejects(putStream(lossy, new Blob([data]), { pk: { S: 'stream#lost' } }, options), { code: 'CONNECTION_FAILED' });
+    assert.ok(batches >= 2);
+    assert.deepStrictEqual(await chunksOf('stream#lost'), []);
+    assert.equal(await storedVersion('stream#lost'), undefined);
+  });
 });
 
 /** Every byte a ReadableStream yields, and the number of pieces. */
@@ -352,6 +375,31 @@ describe('getStream', () => {
       }
     }
     assert.ok((await drain(await getStream(client, { pk: { S: 'get#flip' } }, { ...DOCS, attribute: 'file' }))).bytes.equals(bytes), 'restored, it reads whole');
+  });
+
+  test('reads start with the read window in flight, as the host does', async () => {
+    // Six chunk requests out before the first answer: the core's read
+    // window (the driver once started at 4, the host at 6).
+    const stored = await putItem(client, blob('get#window', 4 * MB), { ...DOCS, codec: 'none' });
+    assert.ok(stored.manifest.chunkCount > DEFAULT_WINDOW);
+    let out = 0;
+    let most = 0;
+    let answered = false;
+    const counting = {
+      send(command, options) {
+        const batch = command.constructor.name === 'BatchGetItemCommand';
+        if (batch && !answered) most = Math.max(most, ++out);
+        return client.send(command, options).finally(() => {
+          if (batch) answered = true;
+        });
+      },
+    };
+    await getItem(counting, { pk: { S: 'get#window' } }, DOCS);
+    assert.equal(most, DEFAULT_WINDOW);
+    assert.equal(DEFAULT_WINDOW, 6);
+    (out = 0), (most = 0), (answered = false);
+    await drain(await getStream(counting, { pk: { S: 'get#window' } }, { ...DOCS, attribute: 'data' }));
+    assert.equal(most, DEFAULT_WINDOW);
   });
 
   test('cancelling the stream, or aborting its signal, stops it', async () => {
@@ -467,6 +515,24 @@ describe('gc', () => {
     // Everything left in the chunk table belongs to a stored parent's version (or to the damaged one).
     const again = await gc(client, { ...DOCS, graceMs: 0 });
     assert.equal(again.deleted, 0);
+  });
+
+  test("collects the orphans of a stored item whose manifest claims more than any reader's limit", async () => {
+    // gc reads only a parent's version, whatever size its manifest claims
+    // (the driver's gc once read it through maxBytes, 64 MiB: it called
+    // such a parent unreadable and kept its orphans forever).
+    const big = await putItem(client, blob('gc#huge', 1 * MB), DOCS);
+    const { Item: parent } = await client.send(new GetItemCommand({ TableName: 'docs', Key: { pk: { S: 'gc#huge' } }, ConsistentRead: true }));
+    parent._ds.M.c = { S: 'deflate' };
+    parent._ds.M.r = { N: String(100 * 1024 * MB) };
+    await client.send(new PutItemCommand({ TableName: 'docs', Item: parent }));
+    const orphan = split(blob('gc#huge', 2 * MB), { ...DOCS, mode: 'batch' });
+    for (const chunk of orphan.chunks) await client.send(new PutItemCommand({ TableName: 'docs_chunks', Item: chunk }));
+    const report = await gc(client, { ...DOCS, graceMs: 0 });
+    assert.ok(!report.unreadableParents.some((p) => p.key.pk.S === 'gc#huge'), JSON.stringify(report.unreadableParents));
+    const left = await chunksOf('gc#huge');
+    assert.equal(left.length, big.manifest.chunkCount, 'the orphans went, the stored version stayed');
+    assert.ok(left.every((c) => c.pk.S.includes(big.version)));
   });
 
   test('in an item collection, gc leaves the user\'s own items alone', async () => {

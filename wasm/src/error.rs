@@ -66,14 +66,14 @@ macro_rules! core_failures {
     };
 }
 core_failures!(
-    dynaslice_core::CodecError,
+    dynaslice_core::codec::CodecError,
     dynaslice_core::ReassembleError,
-    dynaslice_core::PlanError,
-    dynaslice_core::NumberError,
-    dynaslice_core::ChunkKeyError,
-    dynaslice_core::ManifestError,
-    dynaslice_core::DecodeError,
-    dynaslice_core::version::VersionIdError
+    dynaslice_core::plan::PlanError,
+    dynaslice_core::number::NumberError,
+    dynaslice_core::layout::ChunkKeyError,
+    dynaslice_core::manifest::ManifestError,
+    dynaslice_core::encoding::DecodeError,
+    dynaslice_core::VersionIdError
 );
 
 impl From<dynaslice_core::SplitError> for Failure {

@@ -18,9 +18,8 @@ mod reader;
 mod splitter;
 
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE, stored_version};
-use dynaslice_core::{
-    Code, Expect, MAX_ITEM_BYTES, ReadConsistency, ValidateOptions, VersionId, plan,
-};
+use dynaslice_core::plan::Expect;
+use dynaslice_core::{Code, MAX_ITEM_BYTES, ReadConsistency, ValidateOptions, VersionId, plan};
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 

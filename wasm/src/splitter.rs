@@ -2,7 +2,9 @@
 //! too large to hold (a `Blob`, a `ReadableStream`, a Node stream).
 
 use dynaslice_core::Code;
-use dynaslice_core::{Compression, Expect, StreamSplit, item_size, plan, write_units};
+use dynaslice_core::codec::Compression;
+use dynaslice_core::plan::Expect;
+use dynaslice_core::{StreamSplit, item_size, plan, write_units};
 use js_sys::Array;
 use wasm_bindgen::prelude::*;
 

@@ -205,7 +205,7 @@ fn split_plans_from_the_stream_and_reassemble_returns_one() {
     let key = KeySchema::partition("pk", KeyType::S);
     let mut split_options = SplitOptions::new(key, VersionId::new(1_700_000_000_000, 7));
     split_options.compression =
-        dynaslice_core::CodecChoice::Fixed(dynaslice_core::Compression::NONE);
+        dynaslice_core::CodecChoice::Fixed(dynaslice_core::codec::Compression::NONE);
     let made = dynaslice_core::split_item(&original, &split_options).unwrap();
     let (streams, mut ends) = chunk_streams(&made.chunks);
     let back = reassemble(&stream(&made.parent), &streams, &ends, options.clone()).unwrap();
@@ -248,7 +248,8 @@ fn reassembled_streams_of_many_pieces_come_back_whole() {
     let original = item(&attributes);
     let mut options =
         SplitOptions::new(KeySchema::partition("pk", KeyType::S), VersionId::new(1, 1));
-    options.compression = dynaslice_core::CodecChoice::Fixed(dynaslice_core::Compression::NONE);
+    options.compression =
+        dynaslice_core::CodecChoice::Fixed(dynaslice_core::codec::Compression::NONE);
     let made = dynaslice_core::split_item(&original, &options).unwrap();
     assert!(made.chunks.len() >= 2);
     let (streams, ends) = chunk_streams(&made.chunks);

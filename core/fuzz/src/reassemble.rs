@@ -10,10 +10,9 @@ use arbitrary::Arbitrary;
 use dynaslice_core::digest::chunk_digest;
 use dynaslice_core::layout::{chunk_key, parse_chunk_key};
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
-use dynaslice_core::{
-    AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType, Layout, SplitItem,
-    SplitOptions, VersionId, split_item,
-};
+use dynaslice_core::{AttributeValue, CodecChoice, Item, KeySchema, KeyType, SplitItem, SplitOptions, VersionId, split_item};
+use dynaslice_core::codec::{Codec, Compression};
+use dynaslice_core::layout::Layout;
 
 /// One input of the `reassemble` target, as `arbitrary` reads it.
 #[derive(Arbitrary, Clone, Debug, PartialEq)]

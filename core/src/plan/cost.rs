@@ -43,8 +43,9 @@ pub fn write_costs(split: &SplitItem) -> WriteCosts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::Layout;
     use crate::plan::{Expect, Target, WriteMode, plan_write};
-    use crate::{AttributeValue, Item, KeySchema, KeyType, Layout, SplitOptions, VersionId};
+    use crate::{AttributeValue, Item, KeySchema, KeyType, SplitOptions, VersionId};
     use crate::{CodecChoice, split_item};
     use alloc::vec::Vec;
 
@@ -55,7 +56,7 @@ mod tests {
         let bytes: Vec<u8> = (0..len).map(|i| (i * 7919 % 251) as u8).collect();
         item.insert("data".into(), AttributeValue::B(bytes));
         let mut options = SplitOptions::new(key, VersionId::new(1_763_683_200_000, 7));
-        options.compression = CodecChoice::Fixed(crate::Compression::NONE);
+        options.compression = CodecChoice::Fixed(crate::codec::Compression::NONE);
         split_item(&item, &options).unwrap()
     }
 

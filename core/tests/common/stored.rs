@@ -6,11 +6,12 @@
 use dynaslice_core::codec::{Codec, Compression, compress};
 use dynaslice_core::digest::{chunk_digest, digest};
 use dynaslice_core::encoding::encode_attributes;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::layout::chunk_key;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Item, KeySchema, KeyType, Layout, SplitItem, SplitOptions,
-    VersionId, split_item,
+    AttributeValue, CodecChoice, Item, KeySchema, KeyType, SplitItem, SplitOptions, VersionId,
+    split_item,
 };
 
 use proptest::prelude::*;

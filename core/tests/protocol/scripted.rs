@@ -3,13 +3,15 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use dynaslice_core::codec::Compression;
+use dynaslice_core::manifest::Manifest;
 use dynaslice_core::manifest::stored_version;
 use dynaslice_core::plan::{Precondition, WriteKind, WriteMode};
 use dynaslice_core::protocol::{
     DeleteMachine, GcMachine, GcOptions, GetOptions, Machine, ProtocolError, PutMachine,
     PutOptions, PutSource, ReadMachine, Request, RetryPolicy, Sink,
 };
-use dynaslice_core::{AttributeValue, Code, CodecChoice, Compression, Item, Manifest, VersionId};
+use dynaslice_core::{AttributeValue, Code, CodecChoice, Item, VersionId};
 
 use crate::sim::{
     CHUNKS, Fault, Halt, Out, Store, TABLE, clean, committed_versions_whole, finish, orphans, run,
@@ -486,7 +488,7 @@ fn gc_deletes_only_old_orphans_and_keeps_what_it_cannot_read() {
     let v = write(&mut store, &huge, put_options(WriteMode::Batch), 8);
     let mut parent = store.get(TABLE, &key("huge")).unwrap().clone();
     let mut manifest = Manifest::from_value(&parent["_ds"]).unwrap();
-    manifest.codec = dynaslice_core::Codec::Deflate;
+    manifest.codec = dynaslice_core::codec::Codec::Deflate;
     manifest.raw_len = 100 << 30;
     parent.insert("_ds".into(), manifest.to_value());
     store.put_raw(TABLE, parent);

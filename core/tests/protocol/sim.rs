@@ -6,12 +6,13 @@
 
 use std::collections::BTreeMap;
 
+use dynaslice_core::layout::Layout;
 use dynaslice_core::manifest::{MANIFEST_ATTRIBUTE, stored_version};
 use dynaslice_core::plan::{Condition, TransactAction, WriteRequest};
 use dynaslice_core::protocol::{
     Answer, Env, Failure, Machine, ProtocolError, Request, Response, Step, StoreDate,
 };
-use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType, Layout, Table};
+use dynaslice_core::{AttributeValue, Item, KeySchema, KeyType, Table};
 
 /// One table: its key schema and its items by key.
 struct Stored {
@@ -367,7 +368,7 @@ pub fn committed_versions_whole(store: &Store) -> Result<(), String> {
             continue;
         };
         // A damaged manifest names no version to check.
-        let Ok(manifest) = dynaslice_core::Manifest::from_value(value) else {
+        let Ok(manifest) = dynaslice_core::manifest::Manifest::from_value(value) else {
             continue;
         };
         for seq in 0..manifest.chunk_count {

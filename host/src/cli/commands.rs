@@ -4,10 +4,11 @@ use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::Code;
+use dynaslice_core::codec::{Codec, Compression};
 use dynaslice_core::plan::{Expect, Precondition, WriteMode, plan_write};
 use dynaslice_core::{
-    AttributeValue, Codec, CodecChoice, Compression, Item, KeySchema, KeyType, ReassembleError,
-    VersionId, item_size, split_item,
+    AttributeValue, CodecChoice, Item, KeySchema, KeyType, ReassembleError, VersionId, item_size,
+    split_item,
 };
 use dynaslice_host::json::{
     item_from_json, item_to_json, key_from_args, key_text, manifest_to_json,

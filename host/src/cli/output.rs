@@ -3,7 +3,8 @@
 use indicatif::{HumanBytes, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
-use dynaslice_core::{Code, Manifest};
+use dynaslice_core::Code;
+use dynaslice_core::manifest::Manifest;
 use dynaslice_host::{HostError, Progress};
 
 /// A progress bar on stderr, drawn only when stderr is a terminal.

@@ -203,7 +203,7 @@ fn admit<'c>(
 struct Received {
     parent: Item,
     chunks: Vec<Item>,
-    manifest: Option<dynaslice_core::Manifest>,
+    manifest: Option<dynaslice_core::manifest::Manifest>,
 }
 
 /// An upload that fails the checks: whatever the code's category, the

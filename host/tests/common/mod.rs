@@ -159,7 +159,7 @@ pub async fn put_noise_from_file(
     };
     let file = tokio::fs::File::open(&source).await.unwrap();
     let options = dynaslice_host::PutOptions {
-        compression: dynaslice_core::CodecChoice::Fixed(dynaslice_core::Compression::NONE),
+        compression: dynaslice_core::CodecChoice::Fixed(dynaslice_core::codec::Compression::NONE),
         max_item_bytes: 2 * len,
         ..dynaslice_host::PutOptions::default()
     };

@@ -28,7 +28,7 @@
 use std::collections::HashMap;
 
 use dynaslice_core::ReadConsistency;
-use dynaslice_core::capacity::{read_half_units, write_units};
+use dynaslice_core::{read_half_units, write_units};
 use dynaslice_host::json::item_from_json;
 use serde_json::{Map, Value};
 

@@ -4,8 +4,9 @@
 //! only walks the plan and shapes the result.
 
 use dynaslice_core::manifest::CHUNK_DATA_ATTRIBUTE;
+use dynaslice_core::plan::WriteSteps;
 use dynaslice_core::plan::{BatchWrite, TransactAction, WriteRequest};
-use dynaslice_core::{Item, WriteSteps, item_size, write_units};
+use dynaslice_core::{Item, item_size, write_units};
 use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 

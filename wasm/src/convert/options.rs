@@ -3,11 +3,14 @@
 
 use dynaslice_core::Code;
 use dynaslice_core::codec::Codec;
+use dynaslice_core::codec::Compression;
 use dynaslice_core::layout;
+use dynaslice_core::layout::Layout;
 use dynaslice_core::plan::Commit;
+use dynaslice_core::plan::WriteMode;
 use dynaslice_core::{
-    CodecChoice, Compression, DEFAULT_MAX_RAW_BYTES, KeySchema, KeyType, Layout, ReassembleOptions,
-    SplitOptions, VersionId, WriteMode,
+    CodecChoice, DEFAULT_MAX_RAW_BYTES, KeySchema, KeyType, ReassembleOptions, SplitOptions,
+    VersionId,
 };
 use js_sys::Array;
 use wasm_bindgen::{JsCast, JsValue};
@@ -121,10 +124,15 @@ impl TableOptions {
     }
 
     /// The plan target.
-    pub fn target(&self) -> dynaslice_core::Target<'_> {
-        dynaslice_core::Target {
+    pub fn target(&self) -> dynaslice_core::plan::Target<'_> {
+        dynaslice_core::plan::Target {
             max_raw_bytes: self.max_raw_bytes as u64,
-            ..dynaslice_core::Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
+            ..dynaslice_core::plan::Target::new(
+                &self.table,
+                &self.chunk_table,
+                &self.key,
+                &self.layout,
+            )
         }
     }
 

@@ -4,13 +4,15 @@
 //! core's terms, and each outcome as the driver's result.
 
 use dynaslice_core::Code;
+use dynaslice_core::codec::Compression;
+use dynaslice_core::manifest::Manifest;
 use dynaslice_core::plan::{BatchGet, Precondition, Scan, WriteRequest};
 use dynaslice_core::protocol::{
     Answer, Consumed, DeleteOutcome, Failure as RequestFailure, FailureKind, GcOptions, GcReport,
     GetOptions, Operation, Progress, PutOptions, PutOutcome, ReadOutcome, Request, Response,
     RetryPolicy, Send, StoreDate,
 };
-use dynaslice_core::{CodecChoice, Compression, Item, Manifest, VersionId};
+use dynaslice_core::{CodecChoice, Item, VersionId};
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 

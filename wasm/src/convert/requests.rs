@@ -5,7 +5,8 @@
 use dynaslice_core::plan::{
     BatchGet, BatchWrite, Condition, Delete, Get, Put, TransactAction, WriteRequest,
 };
-use dynaslice_core::{Item, SplitItem, WritePlan, WriteSteps};
+use dynaslice_core::plan::{WritePlan, WriteSteps};
+use dynaslice_core::{Item, SplitItem};
 use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 

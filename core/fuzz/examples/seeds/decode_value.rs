@@ -6,10 +6,8 @@
 use std::collections::BTreeMap;
 
 use dynaslice_core::encoding::{decode_attributes, encode_item};
-use dynaslice_core::{
-    AttributeValue, CodecChoice, Compression, Item, KeySchema, KeyType, MAX_NESTING_DEPTH,
-    SplitOptions, VersionId, split_item,
-};
+use dynaslice_core::{AttributeValue, CodecChoice, Item, KeySchema, KeyType, MAX_NESTING_DEPTH, SplitOptions, VersionId, split_item};
+use dynaslice_core::codec::Compression;
 
 use crate::Seed;
 use AttributeValue::{B, Bool, Bs, L, M, N, Ns, Null, S, Ss};
@@ -82,7 +80,7 @@ fn split() -> (Item, Item) {
     whole.insert("sk".into(), n("7"));
     whole.insert("body".into(), B(crate::decompress::random(7, 3000)));
     let mut options = SplitOptions::new(schema, VersionId::new(1_700_000_000_000, 42));
-    options.compression = CodecChoice::Fixed(Compression::new(dynaslice_core::Codec::Zstd));
+    options.compression = CodecChoice::Fixed(Compression::new(dynaslice_core::codec::Codec::Zstd));
     options.chunk_item_bytes = 2048;
     options.item_limit = 1024;
     options.parent_budget = 512;

@@ -15,7 +15,8 @@
 //! reassemble; the program prints what `reassemble` makes of each.
 
 use arbitrary::{Arbitrary, Unstructured};
-use dynaslice_core::{Codec, ReassembleOptions, reassemble};
+use dynaslice_core::{ReassembleOptions, reassemble};
+use dynaslice_core::codec::Codec;
 use dynaslice_core_fuzz::reassemble::{
     Blob, BlobKind, Case, Field, KeySpec, ManifestEdit, Tamper, ValueSpec,
 };
