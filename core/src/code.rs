@@ -1,8 +1,8 @@
 //! The error catalogue: every code any part of dynaslice reports (core, the
 //! host, its server, the npm package and the web page), defined once, with
-//! its meaning and its category. A category decides the HTTP status the
-//! host's server answers with; `docs/ERRORS.md` is generated from this list
-//! (a test in `core/tests/errors_doc.rs` keeps it current).
+//! its meaning and its category (the host's server answers each category
+//! with an HTTP status of its choosing); `docs/ERRORS.md` is generated from
+//! this list (a test in `host/tests/errors_doc.rs` keeps it current).
 //!
 //! ```
 //! use dynaslice_core::{Category, Code};
@@ -10,12 +10,11 @@
 //! assert_eq!(Code::ChunkMissing.as_str(), "CHUNK_MISSING");
 //! assert_eq!(Code::from_name("CHUNK_MISSING"), Some(Code::ChunkMissing));
 //! assert_eq!(Code::ChunkMissing.category(), Category::Stored);
-//! assert_eq!(Code::Conflict.category().http_status(), Some(409));
 //! ```
 
 use core::fmt;
 
-/// What kind of failure a code is: who can fix it, and the HTTP status.
+/// What kind of failure a code is: who can fix it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Category {
     /// What the caller gave is invalid: the item, a key, an option, a request.
@@ -65,25 +64,6 @@ impl Category {
         Self::Failure,
         Self::Client,
     ];
-
-    /// The HTTP status a server answers codes of this category with (none
-    /// for [`Category::Client`]).
-    pub const fn http_status(self) -> Option<u16> {
-        Some(match self {
-            Self::Input => 400,
-            Self::TooLarge => 413,
-            Self::Stored | Self::Failure => 500,
-            Self::Conflict => 409,
-            Self::NotFound => 404,
-            Self::Forbidden => 403,
-            Self::Unauthenticated => 401,
-            Self::Misdirected => 421,
-            Self::UnsupportedMedia => 415,
-            Self::Timeout => 408,
-            Self::Unavailable => 503,
-            Self::Client => return None,
-        })
-    }
 
     /// The category's name, as `docs/ERRORS.md` spells it.
     pub const fn name(self) -> &'static str {
@@ -456,22 +436,5 @@ mod tests {
             assert!(code.meaning().ends_with('.'), "{text}: {}", code.meaning());
         }
         assert_eq!(Code::from_name("NO_SUCH_CODE"), None);
-    }
-
-    #[test]
-    fn only_client_codes_have_no_http_status() {
-        for code in Code::ALL {
-            let status = code.category().http_status();
-            assert_eq!(
-                status.is_none(),
-                code.category() == Category::Client,
-                "{code}"
-            );
-        }
-        assert_eq!(
-            Code::ChunkDigestMismatch.category().http_status(),
-            Some(500)
-        );
-        assert_eq!(Code::TokenRequired.category().http_status(), Some(401));
     }
 }

@@ -9,6 +9,7 @@
 
 mod api;
 mod guard;
+mod status;
 mod upload;
 
 use std::collections::BTreeMap;
@@ -30,6 +31,7 @@ use crate::table::TableConfig;
 
 use guard::Guard;
 pub use guard::{TOKEN_HEADER, fresh_token};
+pub use status::status_of;
 pub use upload::{KeyScope, UPLOAD_MAGIC, UploadConfig, upload_router};
 
 /// How much the server gives one client.
@@ -140,13 +142,9 @@ pub struct ApiError {
 
 impl ApiError {
     /// An error with its code and sentence; the status is the code's
-    /// category's ([`dynaslice_core::Category::http_status`]).
+    /// category's ([`status_of`]).
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        let status = code
-            .category()
-            .http_status()
-            .and_then(|s| StatusCode::from_u16(s).ok())
-            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let status = status_of(code.category()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
         Self {
             status,
             code,

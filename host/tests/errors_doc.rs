@@ -1,22 +1,24 @@
-//! `docs/ERRORS.md` is generated from the catalogue (`dynaslice_core::code`);
-//! this test fails when the two differ. To regenerate after changing the
-//! catalogue:
+//! `docs/ERRORS.md` is generated from the catalogue (core's `Code`) and the
+//! HTTP status the host's server answers each category with
+//! (`serve::status_of`); this test fails when the doc differs. To
+//! regenerate after changing either:
 //!
 //! ```sh
-//! UPDATE_ERRORS_DOC=1 cargo test -p dynaslice-core --test errors_doc
+//! UPDATE_ERRORS_DOC=1 cargo test -p dynaslice-host --test errors_doc
 //! ```
 
 use std::fmt::Write as _;
 use std::path::Path;
 
 use dynaslice_core::{Category, Code};
+use dynaslice_host::serve::status_of;
 
 fn render() -> String {
     let mut doc = String::from(
         "# Error codes\n\n\
-         <!-- Generated from core/src/code.rs by core/tests/errors_doc.rs: \
-         edit the catalogue there, then run\n     \
-         UPDATE_ERRORS_DOC=1 cargo test -p dynaslice-core --test errors_doc -->\n\n\
+         <!-- Generated from core/src/code.rs and host/src/serve/status.rs by \
+         host/tests/errors_doc.rs: edit them there, then run\n     \
+         UPDATE_ERRORS_DOC=1 cargo test -p dynaslice-host --test errors_doc -->\n\n\
          Every error dynaslice reports carries one of these codes: `code()` in Rust \
          (a `dynaslice_core::Code`), `error.code` in JavaScript, `\"code\"` in the JSON \
          of the CLI and of the host's server, and `[CODE]` at the end of a CLI message. \
@@ -29,9 +31,8 @@ fn render() -> String {
          | category | HTTP status | meaning |\n|---|---|---|\n",
     );
     for category in Category::ALL {
-        let status = category
-            .http_status()
-            .map_or_else(|| "none".to_string(), |s| s.to_string());
+        let status =
+            status_of(*category).map_or_else(|| "none".to_string(), |s| s.as_u16().to_string());
         writeln!(
             doc,
             "| {} | {status} | {} |",
@@ -64,7 +65,7 @@ fn errors_doc_is_generated_from_the_catalogue() {
     let have = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(
         have == want,
-        "docs/ERRORS.md is not the catalogue's; run UPDATE_ERRORS_DOC=1 cargo test -p dynaslice-core --test errors_doc"
+        "docs/ERRORS.md is not the catalogue's; run UPDATE_ERRORS_DOC=1 cargo test -p dynaslice-host --test errors_doc"
     );
 }
 
