@@ -11,9 +11,9 @@ use core::fmt;
 use crate::codec::{Codec, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES};
 use crate::layout::MAX_CHUNKS;
 use crate::size::MAX_ITEM_BYTES;
-use crate::split::MIN_CHUNK_DATA_BYTES;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
+use crate::write::split::MIN_CHUNK_DATA_BYTES;
 
 /// The parent attribute holding the manifest. Items may not use this name.
 pub const MANIFEST_ATTRIBUTE: &str = "_ds";

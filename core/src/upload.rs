@@ -19,11 +19,11 @@ use crate::key::KeySchema;
 use crate::layout::Layout;
 use crate::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, reserved_attribute};
 use crate::plan::{PlanError, Target};
-use crate::reassemble::{ReassembleError, ReassembleOptions, reassemble};
+use crate::read::reassemble::{ReassembleError, ReassembleOptions, reassemble};
 use crate::size::MAX_ITEM_BYTES;
-use crate::split::{SplitError, chunk_item_of};
 use crate::validate::{ValidateOptions, ViolationKind, validate_item};
 use crate::value::{AttributeValue, Item};
+use crate::write::split::{SplitError, chunk_item_of};
 
 /// Where an upload goes and how large it may be.
 #[derive(Clone, Copy, Debug)]

@@ -4,7 +4,7 @@
 use super::{MAX_TRANSACT_ACTIONS, MAX_TRANSACT_BYTES};
 use crate::capacity::write_units;
 use crate::size::item_size;
-use crate::split::SplitItem;
+use crate::write::split::SplitItem;
 
 /// Write capacity units of one split item, in batch mode and in atomic
 /// mode (cleanup of a replaced version not included: it is the same in

@@ -9,9 +9,9 @@ use super::ops::{BatchWrite, Put};
 use super::write::{Expect, chunk_deletes, overwrite_put};
 use super::{PlanError, Target};
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
-use crate::split::SplitItem;
 use crate::value::Item;
 use crate::version::VersionId;
+use crate::write::split::SplitItem;
 
 /// How a write's commit treats a writer that committed since the stored
 /// parent was read.

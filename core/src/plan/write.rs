@@ -11,9 +11,9 @@ use crate::key::KeySchema;
 use crate::layout::chunk_key;
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
 use crate::size::item_size;
-use crate::split::SplitItem;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
+use crate::write::split::SplitItem;
 
 /// What the write expects to replace; the commit is conditional on it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,10 +7,10 @@ use core::fmt;
 use super::request::{Failure, FailureKind, Operation};
 use crate::code::Code;
 use crate::plan::PlanError;
-use crate::reassemble::ReassembleError;
-use crate::split::SplitError;
+use crate::read::reassemble::ReassembleError;
 use crate::upload::UploadError;
 use crate::validate::Violation;
+use crate::write::split::SplitError;
 
 /// Why an operation failed. Whatever the variant, what is stored was left
 /// whole: the old item or the new one, and at most chunks no parent

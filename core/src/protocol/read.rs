@@ -22,14 +22,14 @@ use super::policy::{
 };
 use super::request::{Request, RequestId, Response};
 use super::{Env, Machine, Progress, Step};
-use crate::chunk_reader::ChunkReader;
 use crate::manifest::{Manifest, stored_version};
 use crate::plan::parent_get;
-use crate::reassemble::{ReassembleError, ReassembleOptions};
-use crate::reassembler::Reassembler;
-use crate::split::DEFAULT_MAX_RAW_BYTES;
+use crate::read::chunk_reader::ChunkReader;
+use crate::read::reassemble::{ReassembleError, ReassembleOptions};
+use crate::read::reassembler::Reassembler;
 use crate::table::Table;
 use crate::value::Item;
+use crate::write::split::DEFAULT_MAX_RAW_BYTES;
 
 /// How to read.
 #[derive(Clone, Debug, PartialEq, Eq)]

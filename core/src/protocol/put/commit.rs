@@ -11,9 +11,9 @@ use alloc::vec::Vec;
 use crate::manifest::stored_version;
 use crate::plan::{BatchWrite, Expect, Put, Replaced, Transaction};
 use crate::protocol::ProtocolError;
-use crate::split::SplitItem;
 use crate::value::{Item, same_item};
 use crate::version::VersionId;
+use crate::write::split::SplitItem;
 
 /// The commit requests a plan left to send, and which one is out.
 pub(super) enum Commit {

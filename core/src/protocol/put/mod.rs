@@ -27,19 +27,19 @@ use super::request::{Answer, Request, RequestId, Response};
 use super::{Env, Machine, Progress, Step};
 use crate::capacity::write_units;
 use crate::codec::{Codec, Compression, choose_compression};
-use crate::item_stream::{ItemSplit, ItemStream, split_item_streamed};
 use crate::layout::chunk_key;
 use crate::plan::{
     BatchWrite, Commit as CommitPolicy, Expect, WriteKind, WriteMode, WriteRequest, WriteSteps,
     pack_batch_writes, parent_get, plan_replaced, plan_streamed_commit_as, plan_write_as,
 };
 use crate::size::item_size;
-use crate::split::{CodecChoice, SplitItem, split_item};
-use crate::stream_split::StreamSplit;
 use crate::table::Table;
 use crate::upload::{UploadRules, restamp};
 use crate::value::Item;
 use crate::version::VersionId;
+use crate::write::item_stream::{ItemSplit, ItemStream, split_item_streamed};
+use crate::write::split::{CodecChoice, SplitItem, split_item};
+use crate::write::stream_split::StreamSplit;
 
 pub use self::options::{PutOptions, PutOutcome};
 
@@ -197,7 +197,7 @@ impl<'a> PutMachine<'a> {
         };
         if let PutSource::Stream { len, .. } = &machine.source {
             if machine.options.mode == WriteMode::Atomic {
-                let error = crate::split::SplitError::BadOptions {
+                let error = crate::write::split::SplitError::BadOptions {
                     reason: "a streamed put is written in batch mode; use put for one transaction",
                 };
                 machine.finish(Err(error.into()));

@@ -7,9 +7,11 @@ use crate::manifest::Manifest;
 use crate::plan::{Commit, Precondition, WriteKind, WriteMode};
 use crate::protocol::policy::{DEFAULT_BATCH_ITEMS, DEFAULT_CONCURRENCY, RetryPolicy};
 use crate::size::MAX_ITEM_BYTES;
-use crate::split::{CodecChoice, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitOptions};
 use crate::table::Table;
 use crate::version::VersionId;
+use crate::write::split::{
+    CodecChoice, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitOptions,
+};
 
 /// How to write.
 #[derive(Clone, Debug, PartialEq)]

@@ -9,12 +9,12 @@ use crate::codec::{CodecError, Compression};
 use crate::key::KeySchema;
 use crate::layout::{ChunkKeyError, Layout, MAX_CHUNKS, chunk_key};
 use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest};
-use crate::payload::Payload;
 use crate::size::{MAX_ITEM_BYTES, item_size};
-use crate::spill::{Prepared, Spill, prepare};
 use crate::validate::Violation;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
+use crate::write::payload::Payload;
+use crate::write::spill::{Prepared, Spill, prepare};
 
 /// Default size the parent is trimmed to by spilling attributes.
 pub const DEFAULT_PARENT_BUDGET: usize = 4096;
@@ -270,18 +270,14 @@ pub(crate) fn split_spill(
         parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
         parent
     };
-    if options.inline && payload.len() < options.item_limit {
+    if may_be_inline(payload.len() as u64, options) {
         let (frame, digest) = payload.to_frame();
-        let mut inline = manifest.clone();
-        inline.inline = Some(frame);
-        inline.digest = digest;
-        let parent = parent_of(&inline);
-        if item_size(&parent) <= options.item_limit {
-            return Ok(SplitItem {
-                parent,
-                chunks: Vec::new(),
-                manifest: Some(inline),
-            });
+        let inline = Manifest {
+            digest,
+            ..manifest.clone()
+        };
+        if let Some(split) = inline_split(&kept, inline, frame, options) {
+            return Ok(split);
         }
     }
 
@@ -314,6 +310,41 @@ pub(crate) fn split_spill(
     Ok(SplitItem {
         parent: parent_of(&manifest),
         chunks,
+        manifest: Some(manifest),
+    })
+}
+
+/// True when a payload of `stored_len` framed bytes may be stored inline on
+/// the parent: inline payloads are allowed and it is shorter than the item
+/// limit. Whether it is also depends on the parent's size beside it
+/// ([`inline_split`]).
+pub(crate) fn may_be_inline(stored_len: u64, options: &SplitOptions) -> bool {
+    options.inline && stored_len < options.item_limit as u64
+}
+
+/// The split storing `frame` inline on the parent `kept` with `manifest`
+/// (no chunks), if the parent then fits the item limit. The one rule for a
+/// payload split whole and for one cut as it was compressed.
+pub(crate) fn inline_split(
+    kept: &Item,
+    manifest: Manifest,
+    frame: Vec<u8>,
+    options: &SplitOptions,
+) -> Option<SplitItem> {
+    if !may_be_inline(frame.len() as u64, options) {
+        return None;
+    }
+    let manifest = Manifest {
+        chunk_count: 0,
+        chunk_bytes: 0,
+        inline: Some(frame),
+        ..manifest
+    };
+    let mut parent = kept.clone();
+    parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
+    (item_size(&parent) <= options.item_limit).then(|| SplitItem {
+        parent,
+        chunks: Vec::new(),
         manifest: Some(manifest),
     })
 }

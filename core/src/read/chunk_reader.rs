@@ -13,13 +13,13 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use crate::chunk_feed::ChunkFeed;
 use crate::codec::{Codec, CodecError};
 use crate::encoding::{ScanError, Scanner};
 use crate::key::KeySchema;
 use crate::layout::{Layout, chunk_key};
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
-use crate::reassemble::{ReassembleError, ReassembleOptions, check_header, check_layout};
+use crate::read::chunk_feed::ChunkFeed;
+use crate::read::reassemble::{ReassembleError, ReassembleOptions, check_header, check_layout};
 use crate::value::{AttributeValue, Item};
 
 /// Most bytes one [`ChunkReader::read`] decodes at a time (and so returns).

@@ -6,17 +6,17 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::codec::{Codec, Compression, FrameHeader};
-use crate::cutter::Cutter;
 use crate::digest::Digester;
 use crate::encoding::binary_attribute_prefix;
 use crate::layout::MAX_CHUNKS;
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, reserved_attribute};
 use crate::size::item_size;
-use crate::split::{
-    SplitError, SplitItem, SplitOptions, check_options, chunk_data_bytes, chunk_item,
-};
 use crate::validate::{ValidateOptions, validate_item};
 use crate::value::Item;
+use crate::write::cutter::Cutter;
+use crate::write::split::{
+    SplitError, SplitItem, SplitOptions, check_options, chunk_data_bytes, chunk_item,
+};
 
 /// The encoder between the raw value stream and the chunks.
 enum Encoder {
@@ -28,7 +28,7 @@ enum Encoder {
 /// Splits an item whose one large binary attribute arrives in pieces.
 ///
 /// The result is the same kind of virtual item [`crate::split_item`] makes
-/// (always chunked, never inline): [`crate::reassemble`] reads it back with
+/// (always chunked, never inline): [`crate::read::reassemble`] reads it back with
 /// the attribute as one `B` value.
 ///
 /// ```

@@ -1,4 +1,4 @@
-//! Rebuilding a whole item as its chunks arrive: what [`crate::reassemble`]
+//! Rebuilding a whole item as its chunks arrive: what [`crate::read::reassemble`]
 //! does, without holding every chunk beside the payload.
 //!
 //! Each chunk is checked and decoded into the raw payload as it is pushed,
@@ -11,21 +11,21 @@ use alloc::boxed::Box;
 use alloc::vec;
 use alloc::vec::Vec;
 
-use crate::chunk_feed::{ChunkFeed, Taken};
 use crate::code::Code;
 use crate::codec::{Codec, CodecError, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES};
 use crate::encoding::decode_attributes;
 use crate::key::KeySchema;
 use crate::layout::{Layout, chunk_key};
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
-use crate::reassemble::{
+use crate::read::chunk_feed::{ChunkFeed, Taken};
+use crate::read::reassemble::{
     ReassembleError, ReassembleOptions, check_layout, decode_inline, manifest_within_limit, merge,
     without_manifest,
 };
 use crate::value::Item;
 
 /// Rebuilds an item from its parent and its chunks, pushed one by one in
-/// sequence order, with the checks and the errors of [`crate::reassemble`]:
+/// sequence order, with the checks and the errors of [`crate::read::reassemble`]:
 /// for the same parent and chunks, [`Reassembler::finish`] gives the item
 /// `reassemble` gives, or an error of the same code.
 ///

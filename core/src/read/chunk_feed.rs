@@ -9,7 +9,7 @@ use crate::digest::chunk_digest;
 use crate::key::KeySchema;
 use crate::layout::Layout;
 use crate::manifest::Manifest;
-use crate::reassemble::{ReassembleError, ReassembleOptions, check_chunk};
+use crate::read::reassemble::{ReassembleError, ReassembleOptions, check_chunk};
 use crate::value::Item;
 
 /// A payload's chunks, checked and fed in order.

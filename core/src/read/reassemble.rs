@@ -13,9 +13,9 @@ use crate::layout::{ChunkKeyError, Layout, chunk_key, parse_chunk_key};
 use crate::manifest::{
     CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, ManifestError,
 };
-use crate::split::DEFAULT_MAX_RAW_BYTES;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
+use crate::write::split::DEFAULT_MAX_RAW_BYTES;
 
 /// How to reassemble.
 #[derive(Clone, Debug)]

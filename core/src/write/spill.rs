@@ -11,10 +11,10 @@ use crate::encoding::{EncodedStream, encode_attributes};
 use crate::layout::MAX_CHUNKS;
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, reserved_attribute};
 use crate::size::{MAX_ITEM_BYTES, attribute_size};
-use crate::split::{CodecChoice, SplitError, SplitOptions, check_options};
 use crate::validate::{ValidateOptions, validate_item};
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
+use crate::write::split::{CodecChoice, SplitError, SplitOptions, check_options};
 
 /// Where a split starts: the item fits as it is, or some of its
 /// attributes spill.

@@ -7,9 +7,9 @@ use alloc::vec::Vec;
 use crate::codec::{
     self, Codec, CodecError, Compression, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES, FrameHeader,
 };
-use crate::cutter::Cutter;
 use crate::digest::Digester;
 use crate::encoding::EncodedStream;
+use crate::write::cutter::Cutter;
 
 /// The stored frame: uncompressed, cut straight from the encoded stream's
 /// pieces (the payload is copied once, into the chunks), or compressed.

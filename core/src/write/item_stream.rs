@@ -6,12 +6,14 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crate::encoding::EncodedStream;
-use crate::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest};
+use crate::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use crate::size::item_size;
-use crate::spill::{Prepared, prepare, worst_case_manifest_size};
-use crate::split::{SplitError, SplitItem, SplitOptions, split_spill, unsplit};
-use crate::stream_split::StreamSplit;
 use crate::value::{AttributeValue, Item};
+use crate::write::spill::{Prepared, prepare, worst_case_manifest_size};
+use crate::write::split::{
+    SplitError, SplitItem, SplitOptions, inline_split, may_be_inline, split_spill, unsplit,
+};
+use crate::write::stream_split::StreamSplit;
 
 /// How [`split_item_streamed`] goes on.
 pub enum ItemSplit<'a> {
@@ -135,7 +137,7 @@ impl ItemStream<'_> {
         }
         if !self.released {
             self.held.append(&mut chunks);
-            if self.options.inline && self.split.stored() < self.options.item_limit as u64 {
+            if may_be_inline(self.split.stored(), &self.options) {
                 return Ok(Some(Vec::new()));
             }
             self.released = true;
@@ -177,7 +179,7 @@ impl ItemStream<'_> {
 /// chunks' data, in order, is the frame.
 fn inline(split: &SplitItem, options: &SplitOptions) -> Option<SplitItem> {
     let manifest = split.manifest.as_ref()?;
-    if manifest.stored_len >= options.item_limit as u64 {
+    if !may_be_inline(manifest.stored_len, options) {
         return None;
     }
     let mut frame = Vec::with_capacity(manifest.stored_len as usize);
@@ -187,17 +189,7 @@ fn inline(split: &SplitItem, options: &SplitOptions) -> Option<SplitItem> {
             _ => return None,
         }
     }
-    let inline = Manifest {
-        chunk_count: 0,
-        chunk_bytes: 0,
-        inline: Some(frame),
-        ..manifest.clone()
-    };
-    let mut parent = split.parent.clone();
-    parent.insert(MANIFEST_ATTRIBUTE.into(), inline.to_value());
-    (item_size(&parent) <= options.item_limit).then(|| SplitItem {
-        parent,
-        chunks: Vec::new(),
-        manifest: Some(inline),
-    })
+    let mut kept = split.parent.clone();
+    kept.remove(MANIFEST_ATTRIBUTE);
+    inline_split(&kept, manifest.clone(), frame, options)
 }
