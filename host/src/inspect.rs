@@ -7,8 +7,8 @@ use dynaslice_core::manifest::Manifest;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::plan::{Scan, parent_get, plan_read};
 use dynaslice_core::protocol::RetryPolicy;
+use dynaslice_core::write_units;
 use dynaslice_core::{AttributeValue, Item, item_size};
-use dynaslice_core::{ReadConsistency, read_units, write_units};
 
 use crate::error::HostError;
 use crate::executor::{get_item, scan_page};
@@ -203,7 +203,7 @@ pub async fn inspect(
             });
         }
     }
-    let read_units = read_units(parent_bytes, ReadConsistency::Strong) + plan.read_units();
+    let read_units = plan.whole_read_units();
     let write_units = write_units(parent_bytes, false)
         + chunks
             .iter()

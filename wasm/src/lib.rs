@@ -19,7 +19,7 @@ mod splitter;
 
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE, stored_version};
 use dynaslice_core::plan::Expect;
-use dynaslice_core::{Code, MAX_ITEM_BYTES, ReadConsistency, ValidateOptions, VersionId, plan};
+use dynaslice_core::{Code, MAX_ITEM_BYTES, ValidateOptions, VersionId, plan};
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 
@@ -199,9 +199,10 @@ pub fn read_capacity(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
     let consistent = convert::flag(&options, "consistentRead", true)?;
     let read =
         plan::plan_read(&parent, &table.target(), consistent).map_err(error::read_failure)?;
-    let parent_units =
-        dynaslice_core::read_units(dynaslice_core::item_size(&parent), ReadConsistency::Strong);
-    Ok(convert::read_capacity(parent_units, read.read_units()))
+    Ok(convert::read_capacity(
+        read.parent_read_units(),
+        read.read_units(),
+    ))
 }
 
 /// Whether the manifest in `manifest` (the stream of an item holding at

@@ -1,7 +1,7 @@
 //! What a write costs in each mode, side by side, so a caller can see the
 //! price of asking for a transaction before choosing it.
 
-use super::{MAX_TRANSACT_ACTIONS, MAX_TRANSACT_BYTES};
+use super::{MAX_TRANSACT_ACTIONS, MAX_TRANSACT_BYTES, WriteMode};
 use crate::capacity::write_units;
 use crate::size::item_size;
 use crate::write::split::SplitItem;
@@ -17,6 +17,17 @@ pub struct WriteCosts {
     /// billed twice; `None` when the item does not fit one transaction
     /// (100 actions, 4 MB). An item stored whole costs the same in both.
     pub atomic: Option<u64>,
+}
+
+impl WriteCosts {
+    /// Each mode's cost, named by its mode (`None`: the mode cannot write
+    /// the item): how results report them.
+    pub fn by_mode(&self) -> [(WriteMode, Option<u64>); 2] {
+        [
+            (WriteMode::Batch, Some(self.batch)),
+            (WriteMode::Atomic, self.atomic),
+        ]
+    }
 }
 
 /// The costs of writing `split` (what [`super::plan_write`]'s plan in each

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use super::ops::{BatchWrite, Put};
 use super::write::{Expect, chunk_deletes, overwrite_put};
 use super::{PlanError, Target};
-use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
+use crate::manifest::stored_version;
 use crate::value::Item;
 use crate::version::VersionId;
 use crate::write::split::SplitItem;
@@ -98,11 +98,7 @@ pub fn plan_replaced(old: Option<&Item>, new: &Item, target: &Target<'_>) -> Rep
             left_for_gc: None,
         };
     };
-    let ours = new
-        .get(MANIFEST_ATTRIBUTE)
-        .and_then(|m| Manifest::from_value(m).ok())
-        .map(|m| m.version);
-    if ours == Some(version) {
+    if stored_version(new).ok().flatten() == Some(version) {
         return Replaced {
             version: None,
             cleanup: Vec::new(),

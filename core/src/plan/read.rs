@@ -31,12 +31,26 @@ pub struct ReadPlan {
     pub batches: Vec<BatchGet>,
     /// Read capacity of the chunk reads, in half units.
     half_units: u64,
+    /// Read capacity of the parent's read ([`parent_get`]: strongly
+    /// consistent), in half units.
+    parent_half_units: u64,
 }
 
 impl ReadPlan {
     /// Read capacity units the chunk reads consume.
     pub fn read_units(&self) -> f64 {
         self.half_units as f64 / 2.0
+    }
+
+    /// Read capacity units the parent's read consumes.
+    pub fn parent_read_units(&self) -> f64 {
+        self.parent_half_units as f64 / 2.0
+    }
+
+    /// Read capacity units of reading the item whole: the parent, then
+    /// every chunk.
+    pub fn whole_read_units(&self) -> f64 {
+        (self.parent_half_units + self.half_units) as f64 / 2.0
     }
 }
 
@@ -47,11 +61,13 @@ pub fn plan_read(
     target: &Target<'_>,
     consistent: bool,
 ) -> Result<ReadPlan, PlanError> {
+    let parent_half_units = read_half_units(item_size(parent), ReadConsistency::Strong);
     let Some(manifest) = target.read_manifest(parent)? else {
         return Ok(ReadPlan {
             manifest: None,
             batches: Vec::new(),
             half_units: 0,
+            parent_half_units,
         });
     };
     let consistency = if consistent {
@@ -85,6 +101,7 @@ pub fn plan_read(
         manifest: Some(manifest),
         batches,
         half_units,
+        parent_half_units,
     })
 }
 

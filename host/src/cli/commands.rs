@@ -176,13 +176,14 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     let plan = plan_write(&split, &table.target(), &Expect::Absent, options.mode)?;
     let mode = plan.steps.kind().name();
     let read = dynaslice_core::plan::plan_read(&split.parent, &table.target(), true)?;
-    let read_units = dynaslice_core::read_units(
-        item_size(&split.parent),
-        dynaslice_core::ReadConsistency::Strong,
-    ) + read.read_units();
+    let read_units = read.whole_read_units();
     let item_bytes = item_size(&item);
-    let costs = dynaslice_core::plan::write_costs(&split);
+    let costs = dynaslice_core::plan::write_costs(&split).by_mode();
     if json {
+        let costs: serde_json::Map<String, serde_json::Value> = costs
+            .iter()
+            .map(|(mode, units)| (mode.name().to_string(), json!(units)))
+            .collect();
         print_json(&json!({
             "itemBytes": item_bytes,
             "overLimitBy": item_bytes.saturating_sub(dynaslice_core::MAX_ITEM_BYTES),
@@ -191,7 +192,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
             "chunks": split.chunks.len(),
             "manifest": split.manifest.as_ref().map(manifest_to_json),
             "writeUnits": plan.write_units(),
-            "costs": { "batch": costs.batch, "atomic": costs.atomic },
+            "costs": costs,
             "readUnits": read_units,
         }));
     } else {
@@ -205,11 +206,14 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
             plan.write_units()
         );
         if !split.chunks.is_empty() {
-            let atomic = costs.atomic.map_or_else(
-                || "does not fit one transaction".to_string(),
-                |units| format!("{units} WCU"),
-            );
-            println!("  batch mode: {} WCU; atomic mode: {atomic}", costs.batch);
+            let each: Vec<String> = costs
+                .iter()
+                .map(|(mode, units)| match units {
+                    Some(units) => format!("{} mode: {units} WCU", mode.name()),
+                    None => format!("{} mode: does not fit one transaction", mode.name()),
+                })
+                .collect();
+            println!("  {}", each.join("; "));
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -185,10 +185,10 @@ pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
 /// Both modes' prices of a split, whichever mode its plan took: `{ batch,
 /// atomic }`, atomic `null` when the item does not fit one transaction.
 pub fn write_costs(split: &SplitItem) -> JsValue {
-    let costs = dynaslice_core::plan::write_costs(split);
     let both = Object::new();
-    set(&both, "batch", &(costs.batch as f64).into());
-    let atomic = costs.atomic.map_or(JsValue::NULL, |u| (u as f64).into());
-    set(&both, "atomic", &atomic);
+    for (mode, units) in dynaslice_core::plan::write_costs(split).by_mode() {
+        let units = units.map_or(JsValue::NULL, |u| (u as f64).into());
+        set(&both, mode.name(), &units);
+    }
     both.into()
 }
