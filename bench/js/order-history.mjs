@@ -1,5 +1,5 @@
 // A realistic document to benchmark with: one customer's order history,
-// ported from core/benches/core/order_history.rs. The same SplitMix64 seed
+// ported from testing/src/order_history.rs. The same SplitMix64 seed
 // draws the same random numbers in the same order, so the structure matches
 // the Rust benchmark's document; the text differs only where JavaScript and
 // serde_json print numbers differently (`5` here, `5.0` there).

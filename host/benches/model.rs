@@ -1,4 +1,4 @@
-//! Throughput in the capacity model (`tests/support/capacity_model.rs`): the
+//! Throughput in the capacity model (`dynaslice_testing::capacity_model`, `testing/src/capacity_model/`): the
 //! embedded store behind a proxy that meters, limits and delays requests as
 //! DynamoDB does, so that designs are compared under DynamoDB's limits rather
 //! than a local store's speed.
@@ -48,11 +48,8 @@
 
 #[path = "support/aws_sample.rs"]
 mod aws_sample;
-#[path = "../tests/support/capacity_model.rs"]
-mod capacity_model;
-#[path = "../../core/benches/core/order_history.rs"]
-#[allow(dead_code)]
-mod order_history;
+use dynaslice_testing::capacity_model;
+use dynaslice_testing::order_history;
 #[path = "support/parallel_batch.rs"]
 mod parallel_batch;
 #[path = "support/payload.rs"]

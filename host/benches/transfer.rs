@@ -64,11 +64,8 @@
 
 #[path = "support/aws_sample.rs"]
 mod aws_sample;
-#[path = "../tests/support/memory.rs"]
-mod memory;
-#[path = "../../core/benches/core/order_history.rs"]
-#[allow(dead_code)]
-mod order_history;
+use dynaslice_testing::memory;
+use dynaslice_testing::order_history;
 #[path = "support/payload.rs"]
 mod payload;
 #[path = "support/store_server.rs"]

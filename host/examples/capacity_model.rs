@@ -1,4 +1,4 @@
-//! The host tests' DynamoDB capacity model (`tests/support/capacity_model.rs`)
+//! The host tests' DynamoDB capacity model (`dynaslice_testing::capacity_model`, `testing/src/capacity_model/`)
 //! as a program, so that benchmarks and tests in other languages (the npm
 //! package's DynamoDB driver) run in the same model as the host's.
 //!
@@ -27,8 +27,7 @@
 //! buckets empty: no saved burst), `fill` (fill every bucket), each answered `ok` once in effect; `counts`,
 //! answered with the counts as one line of JSON. It exits when stdin closes.
 
-#[path = "../tests/support/capacity_model.rs"]
-mod capacity_model;
+use dynaslice_testing::capacity_model;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;

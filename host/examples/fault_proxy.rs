@@ -1,4 +1,4 @@
-//! The host tests' fault-injecting proxy (`tests/support/fault_proxy.rs`) as
+//! The host tests' fault-injecting proxy (`dynaslice_testing::fault_proxy`) as
 //! a program, so that tests in other languages (the npm package's DynamoDB
 //! driver) meet exactly the faults the host's own tests meet.
 //!
@@ -13,8 +13,7 @@
 //! `counts` (answered with the counts as one line of JSON). It exits when
 //! stdin closes.
 
-#[path = "../tests/support/fault_proxy.rs"]
-mod fault_proxy;
+use dynaslice_testing::fault_proxy;
 
 use std::net::SocketAddr;
 use std::process::ExitCode;

@@ -10,8 +10,7 @@
 //! that a slow machine only loosens), and lower bounds on elapsed time are
 //! ones the model enforces.
 
-#[path = "support/capacity_model.rs"]
-mod capacity_model;
+use dynaslice_testing::capacity_model;
 mod common;
 
 use std::net::SocketAddr;

@@ -2,8 +2,7 @@
 //! human and JSON output, one clear line and a non-zero exit for every
 //! error, and the embedded store persisting between runs.
 
-#[path = "support/cli_run.rs"]
-mod cli_run;
+use dynaslice_testing::cli_run;
 mod common;
 
 use std::path::Path;

@@ -8,8 +8,7 @@
 //! version some writer wrote.
 
 mod common;
-#[path = "support/fault_proxy.rs"]
-mod fault_proxy;
+use dynaslice_testing::fault_proxy;
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;

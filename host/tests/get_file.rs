@@ -5,8 +5,7 @@
 //! there as it was. Plus the library's `get_file` starting again when an
 //! overwrite replaces the item mid-read.
 
-#[path = "support/cli_run.rs"]
-mod cli_run;
+use dynaslice_testing::cli_run;
 mod common;
 
 use std::path::{Path, PathBuf};

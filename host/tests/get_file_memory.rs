@@ -11,8 +11,7 @@
 //! too: its own memory for the requests in flight counts against the read.
 
 mod common;
-#[path = "support/memory.rs"]
-mod memory;
+use dynaslice_testing::memory;
 
 use dynaslice_host::{GetOptions, LayoutKind};
 

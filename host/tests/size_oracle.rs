@@ -6,8 +6,8 @@
 //! against the server, and thousands of generated items besides.
 
 mod common;
-#[path = "../../core/tests/common/mod.rs"]
-mod core_common;
+use dynaslice_testing::dynamodb_json as core_common;
+use dynaslice_testing::generate;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::{AttributeValue, Item, KeyType, MAX_ITEM_BYTES, item_size, value_size};
@@ -201,11 +201,7 @@ async fn thousands_of_generated_items_are_exact_on_the_server() {
         rng_seed: proptest::test_runner::RngSeed::Fixed(409_600),
         ..Config::default()
     });
-    let strategy = proptest::collection::btree_map(
-        "[a-zA-Z0-9_éü]{1,8}",
-        core_common::generate::value(),
-        1..12,
-    );
+    let strategy = proptest::collection::btree_map("[a-zA-Z0-9_éü]{1,8}", generate::value(), 1..12);
     let cases: Vec<(String, Item)> = (0..GENERATED)
         .map(|i| {
             let mut item: Item = strategy.new_tree(&mut runner).expect("generated").current();

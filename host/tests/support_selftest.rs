@@ -5,10 +5,8 @@
 //! Every client here has retries disabled, so each error the proxy injects
 //! reaches the test as it is.
 
-#[path = "support/dynamodb_local.rs"]
-mod dynamodb_local;
-#[path = "support/fault_proxy.rs"]
-mod fault_proxy;
+use dynaslice_testing::dynamodb_local;
+use dynaslice_testing::fault_proxy;
 
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;

@@ -7,7 +7,7 @@
 //! two cores); a filter such as `cargo bench -p dynaslice-core -- split` runs a
 //! part.
 
-mod order_history;
+use dynaslice_testing::order_history;
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -1,93 +1,9 @@
-//! Test support: DynamoDB JSON (the shape of `tests/vectors/` and the AWS
-//! SDKs) into core's item model, with the vectors' `fill` extension.
-#![allow(dead_code)]
+//! What core's own tests share: DynamoDB JSON, the vectors and the property
+//! generators (in `dynaslice-testing`, shared with the host's tests), and
+//! stored items built by hand for tampering (`stored`).
+#![allow(dead_code, unused_imports)]
 
-use base64::Engine;
-use base64::engine::general_purpose::STANDARD as BASE64;
-use dynaslice_core::{AttributeValue, Item};
-use serde_json::Value;
+pub use dynaslice_testing::dynamodb_json::*;
+pub use dynaslice_testing::generate;
 
-/// The repository's `tests/vectors/` folder.
-pub fn vectors_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors")
-}
-
-/// Parses a vector file, refusing a format version this loader does not know.
-pub fn load_vectors(file: &str, format: &str) -> Value {
-    let path = vectors_dir().join(file);
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let json: Value = serde_json::from_str(&text).expect("vector file is JSON");
-    assert_eq!(json["format"], format, "unknown vector format in {file}");
-    json
-}
-
-/// A DynamoDB JSON item (`{"name": {"S": "x"}, ...}`).
-pub fn item(json: &Value) -> Item {
-    json.as_object()
-        .expect("item is an object")
-        .iter()
-        .map(|(name, value)| (name.clone(), value_of(value)))
-        .collect()
-}
-
-fn fill_bytes(spec: &Value) -> Vec<u8> {
-    let unit = hex(spec["fill"].as_str().expect("fill is hex"));
-    unit.repeat(spec["count"].as_u64().expect("count") as usize)
-}
-
-fn hex(text: &str) -> Vec<u8> {
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).expect("hex"))
-        .collect()
-}
-
-fn text(value: &Value) -> String {
-    match value {
-        Value::String(s) => s.clone(),
-        Value::Object(spec) => {
-            let unit = spec["fill"].as_str().expect("fill is text");
-            unit.repeat(spec["count"].as_u64().expect("count") as usize)
-        }
-        other => panic!("not text: {other}"),
-    }
-}
-
-fn bytes(value: &Value) -> Vec<u8> {
-    match value {
-        Value::String(s) => BASE64.decode(s).expect("base64"),
-        Value::Object(_) => fill_bytes(value),
-        other => panic!("not binary: {other}"),
-    }
-}
-
-fn strings(value: &Value) -> Vec<String> {
-    value
-        .as_array()
-        .expect("set is an array")
-        .iter()
-        .map(text)
-        .collect()
-}
-
-/// One DynamoDB JSON value.
-pub fn value_of(json: &Value) -> AttributeValue {
-    let object = json.as_object().expect("value is an object");
-    assert_eq!(object.len(), 1, "one type per value: {json}");
-    let (kind, inner) = object.iter().next().expect("one entry");
-    match kind.as_str() {
-        "S" => AttributeValue::S(text(inner)),
-        "N" => AttributeValue::N(inner.as_str().expect("N is text").to_string()),
-        "B" => AttributeValue::B(bytes(inner)),
-        "BOOL" => AttributeValue::Bool(inner.as_bool().expect("BOOL")),
-        "NULL" => AttributeValue::Null,
-        "L" => AttributeValue::L(inner.as_array().expect("L").iter().map(value_of).collect()),
-        "M" => AttributeValue::M(item(inner)),
-        "SS" => AttributeValue::Ss(strings(inner)),
-        "NS" => AttributeValue::Ns(strings(inner)),
-        "BS" => AttributeValue::Bs(inner.as_array().expect("BS").iter().map(bytes).collect()),
-        other => panic!("unknown type {other}"),
-    }
-}
-pub mod generate;
 pub mod stored;

@@ -10,8 +10,7 @@
 
 #![allow(dead_code)]
 
-#[path = "../support/dynamodb_local.rs"]
-pub mod dynamodb_local;
+pub use dynaslice_testing::dynamodb_local;
 
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -1,8 +1,7 @@
 //! Starts and stops Amazon's DynamoDB Local for tests, listening on 127.0.0.1 only.
 //!
 //! ```ignore
-//! #[path = "support/dynamodb_local.rs"]
-//! mod dynamodb_local;
+//! use dynaslice_testing::dynamodb_local;
 //!
 //! let server = dynamodb_local::start()?; // ready: ListTables answered
 //! // ... point an SDK client at `server.endpoint` ...

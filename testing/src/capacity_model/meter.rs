@@ -29,7 +29,6 @@ use std::collections::HashMap;
 
 use dynaslice_core::ReadConsistency;
 use dynaslice_core::{read_half_units, write_units};
-use dynaslice_host::json::item_from_json;
 use serde_json::{Map, Value};
 
 /// A table's primary key attribute names.
@@ -83,9 +82,7 @@ impl ItemKey {
 
 /// The exact size of an item in DynamoDB JSON; `None` if it is not one.
 pub fn size_of(item: &Value) -> Option<usize> {
-    item_from_json(item)
-        .ok()
-        .map(|item| dynaslice_core::item_size(&item))
+    crate::dynamodb_json::try_item(item).map(|item| dynaslice_core::item_size(&item))
 }
 
 /// The units one item's part of a request costs, and where.

@@ -5,8 +5,7 @@
 //! decide real throughput; benchmarks and tests run in this model instead.
 //!
 //! ```ignore
-//! #[path = "support/capacity_model.rs"]
-//! mod capacity_model;
+//! use dynaslice_testing::capacity_model;
 //!
 //! let model = capacity_model::start(upstream_addr, capacity_model::Model::documented()).await;
 //! let client = dynaslice_host::local_client(&model.endpoint());
@@ -79,24 +78,20 @@
 
 #![allow(dead_code)] // each test file uses its own part of this module
 
-#[path = "capacity_buckets.rs"]
 mod buckets;
-#[path = "capacity_meter.rs"]
 mod meter;
-#[path = "relay.rs"]
-mod relay;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use buckets::{BucketId, Buckets, Refusal};
-use meter::{Charge, Effect, ItemKey, Known, Metered, Op, Schema, SizeMap};
-use relay::{
-    BatchOp, Message, Upstream, bad_gateway, batch_entries, error_answer, merge_unprocessed,
+use crate::relay::{
+    self, BatchOp, Message, Upstream, bad_gateway, batch_entries, error_answer, merge_unprocessed,
     split_batch,
 };
+use buckets::{BucketId, Buckets, Refusal};
+use meter::{Charge, Effect, ItemKey, Known, Metered, Op, Schema, SizeMap};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 use tokio::task::JoinHandle;

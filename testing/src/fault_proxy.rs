@@ -1,8 +1,7 @@
 //! A loopback HTTP/1.1 proxy that injects DynamoDB faults, for tests.
 //!
 //! ```ignore
-//! #[path = "support/fault_proxy.rs"]
-//! mod fault_proxy;
+//! use dynaslice_testing::fault_proxy;
 //!
 //! let proxy = fault_proxy::start(upstream_addr, fault_proxy::Faults { rate: 0.3, seed: 7 }).await;
 //! proxy.set_enabled(false);      // set up cleanly...
@@ -38,11 +37,8 @@
 
 #![allow(dead_code)] // each test file uses its own part of this module
 
-#[path = "relay.rs"]
-mod relay;
-
-use relay::{
-    BatchOp, Message, Partial, Upstream, bad_gateway, batch_entries, error_answer,
+use crate::relay::{
+    self, BatchOp, Message, Partial, Upstream, bad_gateway, batch_entries, error_answer,
     merge_unprocessed, split_batch,
 };
 use serde_json::Value;

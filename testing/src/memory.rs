@@ -4,8 +4,7 @@
 //! memory tests and `bench:transfer`'s memory children:
 //!
 //! ```ignore
-//! #[path = "support/memory.rs"]
-//! mod memory;
+//! use dynaslice_testing::memory;
 //! ```
 
 /// The resident set now, in bytes (`VmRSS`); 0 where it cannot be read.
