@@ -128,7 +128,7 @@ impl HttpConnector for InProcess {
             let headers = response.headers_mut();
             headers.insert("content-type", "application/x-amz-json-1.0");
             // The store's clock, as any server's Date header: writers and gc
-            // judge chunk ages by it (see `crate::clock`).
+            // judge chunk ages by it (core's `protocol::StoreClock`).
             headers.insert("date", httpdate::fmt_http_date(SystemTime::now()));
             Ok(response)
         })
