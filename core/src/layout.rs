@@ -71,16 +71,16 @@ impl Layout {
 pub enum ChunkKeyError {
     /// The parent item lacks a key attribute or has the wrong type.
     ParentKey {
-        /// The key attribute.
+        /// The name of the key attribute missing or of the wrong type.
         name: String,
     },
     /// The item-collection layout needs a string sort key.
     LayoutUnsupported,
     /// A chunk key would exceed DynamoDB's key length limit.
     TooLarge {
-        /// Its length in bytes.
+        /// The chunk key's length in UTF-8 bytes.
         size: usize,
-        /// The limit.
+        /// DynamoDB's limit for that key, in bytes (2,048 partition, 1,024 sort).
         limit: usize,
     },
     /// A stored key is not a chunk key of this layout.

@@ -54,7 +54,7 @@ pub enum UploadError {
     },
     /// A chunk's declared length is not the manifest's.
     ChunkLength {
-        /// The chunk.
+        /// The chunk's position, from 0.
         seq: u32,
         /// Bytes declared.
         declared: u64,

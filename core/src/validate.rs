@@ -47,9 +47,9 @@ impl Default for ValidateOptions<'_> {
 pub enum ViolationKind {
     /// The item is larger than the limit.
     ItemTooLarge {
-        /// Exact size of the item.
+        /// Exact size of the item, in bytes.
         size: usize,
-        /// The limit.
+        /// The item size limit, in bytes (409,600 unless the caller lowered it).
         limit: usize,
     },
     /// A number is not valid DynamoDB number text.
@@ -63,18 +63,18 @@ pub enum ViolationKind {
     },
     /// Lists and maps nest deeper than DynamoDB allows.
     NestingTooDeep {
-        /// Depth reached.
+        /// Lists and maps around the value.
         depth: usize,
-        /// The limit.
+        /// The most DynamoDB allows (32).
         limit: usize,
     },
     /// An attribute name is empty.
     NameEmpty,
     /// An attribute name is longer than DynamoDB allows.
     NameTooLong {
-        /// Length in bytes.
+        /// The name's length in UTF-8 bytes.
         size: usize,
-        /// The limit.
+        /// The longest DynamoDB allows, in bytes.
         limit: usize,
     },
     /// A key attribute is absent.
@@ -90,9 +90,9 @@ pub enum ViolationKind {
     KeyEmpty,
     /// A key value is longer than DynamoDB allows.
     KeyTooLarge {
-        /// Length in bytes.
+        /// The key value's length in bytes (UTF-8 or raw).
         size: usize,
-        /// The limit.
+        /// DynamoDB's limit for this key, in bytes (2,048 partition, 1,024 sort).
         limit: usize,
     },
 }

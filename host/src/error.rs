@@ -37,15 +37,15 @@ pub enum HostError {
     /// The table does not exist on the server.
     #[error("table {table} does not exist")]
     TableNotFound {
-        /// The table.
+        /// The table's name.
         table: String,
     },
     /// The table cannot hold virtual items as configured.
     #[error("table {table} cannot hold virtual items: {reason}")]
     TableUnsupported {
-        /// The table.
+        /// The table's name.
         table: String,
-        /// Why.
+        /// What about its key schema or its chunk table does not fit.
         reason: String,
     },
     /// A chunk stayed missing after re-reading the parent (the store lost it).
@@ -85,7 +85,7 @@ pub enum HostError {
     /// A local file could not be read or written.
     #[error("{path}: {source}")]
     Io {
-        /// The file.
+        /// The local file's path, as given.
         path: String,
         /// The failure.
         source: std::io::Error,

@@ -11,66 +11,66 @@ use super::Codec;
 pub enum CodecError {
     /// The codec's feature is not enabled in this build.
     Disabled {
-        /// The codec.
+        /// The codec asked for, whose cargo feature this build lacks.
         codec: Codec,
     },
     /// A frame names a codec id this crate does not know.
     CodecUnknown {
-        /// The id.
+        /// The frame's codec id byte.
         id: u8,
     },
     /// The codec does not offer that level.
     LevelUnsupported {
-        /// The codec.
+        /// The codec asked to compress.
         codec: Codec,
         /// The level asked for.
         level: u8,
     },
     /// Too short to be a frame.
     FrameTruncated {
-        /// Bytes given.
+        /// Bytes given, fewer than a frame's header and trailer.
         len: usize,
     },
     /// The bytes do not start with `DSZ`.
     FrameBadMagic,
     /// A frame format version this crate does not read.
     FrameUnsupportedVersion {
-        /// The version found.
+        /// The frame format version byte found.
         got: u8,
         /// The version this crate reads.
         supported: u8,
     },
     /// The frame's raw length exceeds the caller's limit (a zip bomb is refused here).
     TooLarge {
-        /// The recorded raw length.
+        /// The raw length the frame records, in bytes.
         raw: u64,
         /// The caller's limit.
         limit: u64,
     },
     /// The input is larger than the codec can take.
     InputTooLarge {
-        /// The codec.
+        /// The codec asked to compress it.
         codec: Codec,
-        /// Input length.
+        /// Input length, in bytes.
         len: u64,
     },
     /// The body is not valid for its codec.
     Corrupt {
-        /// The codec.
+        /// The frame's codec, whose decoder refused the body.
         codec: Codec,
     },
     /// The body decodes to a different length than recorded.
     LengthMismatch {
-        /// The recorded raw length.
+        /// The raw length the frame records, in bytes.
         expected: u64,
         /// The length found (or a lower bound when it was longer).
         got: u64,
     },
     /// The raw bytes do not match the recorded digest.
     DigestMismatch {
-        /// The recorded digest.
+        /// The XXH3-64 digest the frame records.
         expected: u64,
-        /// The digest of the bytes.
+        /// The XXH3-64 digest of the bytes decoded.
         got: u64,
     },
 }

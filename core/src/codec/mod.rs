@@ -145,7 +145,7 @@ impl fmt::Display for Codec {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Compression {
-    /// The codec.
+    /// The codec: how the frame's body is compressed.
     pub codec: Codec,
     /// The level, or the codec's default.
     pub level: Option<u8>,

@@ -25,7 +25,7 @@ pub enum DecodeError {
     BadMagic,
     /// A format version this crate does not read.
     UnsupportedVersion {
-        /// The version found.
+        /// The value stream's format version byte.
         got: u8,
         /// The version this crate reads.
         supported: u8,
@@ -43,9 +43,9 @@ pub enum DecodeError {
     },
     /// An unknown type tag.
     UnknownTag {
-        /// The tag byte.
+        /// The tag byte no format version assigns.
         tag: u8,
-        /// Its offset.
+        /// Its offset in the stream.
         at: usize,
     },
     /// Text that is not UTF-8.
@@ -55,17 +55,17 @@ pub enum DecodeError {
     },
     /// Lists and maps nested deeper than DynamoDB allows.
     TooDeep {
-        /// The limit.
+        /// The most lists and maps around a value the reader accepts.
         limit: usize,
     },
     /// The same attribute or map key twice.
     DuplicateName {
-        /// The name.
+        /// The attribute or map key that comes twice.
         name: String,
     },
     /// Bytes left over after the last attribute.
     TrailingBytes {
-        /// How many.
+        /// Bytes after the item's end.
         count: usize,
     },
 }

@@ -39,7 +39,7 @@ pub struct Condition {
 pub struct Put {
     /// Table name.
     pub table: String,
-    /// The whole item.
+    /// The whole item written: key attributes and all.
     pub item: Item,
     /// Written only if this holds.
     pub condition: Option<Condition>,

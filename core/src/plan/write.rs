@@ -24,7 +24,7 @@ pub enum Expect {
     /// chunks (deleted once the new version is committed; 0 when its
     /// manifest is beyond the target's limit, whose chunks are left to `gc`).
     Version {
-        /// The stored version.
+        /// The stored parent's version id.
         version: VersionId,
         /// Its chunk count.
         chunk_count: u32,

@@ -31,7 +31,7 @@ pub enum ProtocolError {
     Upload(UploadError),
     /// DynamoDB refused a request, or kept failing it until retries ran out.
     Request {
-        /// The operation.
+        /// The operation that failed.
         operation: Operation,
         /// The last failure.
         failure: Failure,
@@ -41,7 +41,7 @@ pub enum ProtocolError {
     /// A batch request kept leaving part of itself unprocessed, round
     /// after round, until the retry policy's patience ran out.
     Unprocessed {
-        /// The operation.
+        /// The batch operation.
         operation: Operation,
         /// Requests (or keys) still unprocessed.
         left: usize,

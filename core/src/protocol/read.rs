@@ -71,7 +71,7 @@ pub enum Sink {
     /// The bytes of one `S` or `B` attribute (a string's as UTF-8), taken
     /// with [`ReadMachine::output`].
     Attribute {
-        /// The attribute.
+        /// The `S` or `B` attribute whose bytes are read.
         name: String,
         /// Whether the executor can throw away what it took so far
         /// ([`Step::Restart`]), to start again from a newer version: a

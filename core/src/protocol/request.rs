@@ -57,24 +57,25 @@ impl Operation {
 /// One DynamoDB request, with everything the executor must send.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Request {
-    /// A GetItem.
+    /// A GetItem: a parent read.
     Get(Get),
-    /// A PutItem.
+    /// A PutItem: a commit.
     Put(Put),
-    /// A DeleteItem.
+    /// A DeleteItem: a delete's commit.
     Delete(Delete),
     /// A TransactWriteItems with its idempotency token
     /// (`ClientRequestToken`: a resend within ten minutes is not applied
     /// twice).
     Transact {
-        /// The actions.
+        /// The actions, all applied or none.
         transaction: Transaction,
-        /// The token.
+        /// The idempotency token: the write's version id, with the round
+        /// number after the first.
         token: String,
     },
-    /// A BatchWriteItem.
+    /// A BatchWriteItem: chunk puts, or deletes.
     BatchWrite(BatchWrite),
-    /// A BatchGetItem.
+    /// A BatchGetItem: chunks, or `gc`'s parents.
     BatchGet(BatchGet),
     /// One page of a Scan.
     Scan(Scan),
@@ -119,7 +120,7 @@ pub enum Answer {
     /// the item a PutItem replaced, when it asked for it
     /// (`ReturnValues: ALL_OLD`; `None` when nothing was there).
     Applied {
-        /// The replaced item.
+        /// The item the PutItem replaced, whole.
         old: Option<Item>,
     },
     /// A BatchWriteItem's answer: the requests it left unprocessed

@@ -54,7 +54,7 @@ pub enum ReassembleError {
     },
     /// Chunks were given for an item that has none.
     UnexpectedChunks {
-        /// How many.
+        /// Chunks given.
         count: usize,
     },
     /// A chunk's key is not a chunk key of this layout.
@@ -71,7 +71,7 @@ pub enum ReassembleError {
     },
     /// A chunk belongs to another version of this item.
     ChunkForeignVersion {
-        /// Its version.
+        /// The version id in the chunk's key.
         version: VersionId,
         /// The parent's version.
         expected: VersionId,
@@ -126,18 +126,18 @@ pub enum ReassembleError {
     Decode(DecodeError),
     /// A decoded attribute is also on the parent.
     AttributeConflict {
-        /// The name.
+        /// The attribute both the payload and the parent hold.
         name: String,
     },
     /// The item has no attribute of the name asked for ([`crate::ChunkReader`]).
     AttributeNotFound {
-        /// The name.
+        /// The attribute asked for.
         name: String,
     },
     /// The attribute asked for holds neither a string nor binary
     /// ([`crate::ChunkReader`]).
     AttributeNotBlob {
-        /// The name.
+        /// The attribute asked for.
         name: String,
         /// Its type descriptor (`"N"`, `"M"`, …).
         found: &'static str,

@@ -40,7 +40,8 @@ pub struct SplitOptions {
     pub key: KeySchema,
     /// Where chunks live.
     pub layout: Layout,
-    /// The codec.
+    /// How the spilled attributes are compressed: a fixed codec and level,
+    /// or `auto`.
     pub compression: CodecChoice,
     /// The version id of this write attempt: fresh and unique for each.
     pub version: VersionId,
@@ -101,21 +102,21 @@ pub enum SplitError {
     /// The item uses an attribute name the stored format reserves
     /// ([`crate::manifest::RESERVED_ATTRIBUTES`]).
     ReservedAttribute {
-        /// The name.
+        /// The reserved attribute name the item uses.
         name: &'static str,
     },
     /// The encoded payload exceeds the configured maximum.
     TooLarge {
-        /// Payload bytes.
+        /// The value stream's length, in bytes.
         size: usize,
-        /// The limit.
+        /// The largest accepted ([`SplitOptions::max_raw_bytes`]), in bytes.
         limit: usize,
     },
     /// The parent (keys, kept attributes, manifest) cannot fit the item limit.
     ParentTooLarge {
-        /// Parent bytes.
+        /// The parent's exact size with its manifest, in bytes.
         size: usize,
-        /// The limit.
+        /// The item limit ([`SplitOptions::item_limit`]), in bytes.
         limit: usize,
     },
     /// Options that cannot work.

@@ -120,7 +120,7 @@ pub struct JsonFlag {
 /// A table.
 #[derive(Debug, Args)]
 pub struct TableArgs {
-    /// The table.
+    /// The items' table (the one you query; its chunks live in <table>_chunks or beside the items).
     #[arg(long, short)]
     pub table: String,
     #[command(flatten)]
@@ -130,7 +130,7 @@ pub struct TableArgs {
 /// A table and an item's key.
 #[derive(Debug, Args)]
 pub struct KeyArgs {
-    /// The table.
+    /// The items' table (the one you query; its chunks live in <table>_chunks or beside the items).
     #[arg(long, short)]
     pub table: String,
     /// A key attribute, name=value (numbers as text, binaries in base64);
@@ -152,7 +152,7 @@ pub struct KeyArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("source").required(true).args(["file", "json"])))]
 pub struct PutArgs {
-    /// The table.
+    /// The items' table (the one you query; its chunks live in <table>_chunks or beside the items).
     #[arg(long, short)]
     pub table: String,
     /// A key attribute, name=value; once per key attribute.
@@ -167,7 +167,7 @@ pub struct PutArgs {
     /// An item in DynamoDB JSON ({"name": {"S": "x"}}), or @path to read it from a file.
     #[arg(long)]
     pub json: Option<String>,
-    /// The codec.
+    /// How the spilled attributes are compressed (auto: the smallest, or the fastest within 5 %).
     #[arg(long, value_enum, default_value_t = CodecArg::Auto)]
     pub codec: CodecArg,
     /// The codec's level (deflate family 0-10; zstd only its default).
@@ -283,7 +283,7 @@ pub enum TablesCommand {
 /// What `tables create` takes.
 #[derive(Debug, Args)]
 pub struct CreateArgs {
-    /// The table.
+    /// The items' table (the one you query; its chunks live in <table>_chunks or beside the items).
     #[arg(long, short)]
     pub table: String,
     /// The partition key, name or name:S|N|B.

@@ -49,7 +49,7 @@ pub enum BucketId {
     Table(String),
     /// One partition key value (its DynamoDB JSON) in a table.
     Partition {
-        /// The table.
+        /// The table's name.
         table: String,
         /// The partition key attribute's value as compact DynamoDB JSON.
         key: String,

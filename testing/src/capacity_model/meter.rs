@@ -88,7 +88,7 @@ pub fn size_of(item: &Value) -> Option<usize> {
 /// The units one item's part of a request costs, and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Charge {
-    /// The table.
+    /// The table the units are charged to.
     pub table: String,
     /// The partition key value (DynamoDB JSON), when the request names one;
     /// a Scan and a Query on an index charge the table only.

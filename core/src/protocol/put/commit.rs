@@ -36,7 +36,7 @@ pub(super) enum Commit {
     Batch {
         /// The unconditional commit, until it was sent.
         overwrite: Option<Put>,
-        /// The pinned commit.
+        /// The commit conditional on the parent read before the write.
         pinned: Put,
         /// True once the pinned commit is the one out.
         pinned_out: bool,
