@@ -62,7 +62,7 @@ impl Machine {
     /// A write of `item` (a value stream); `options` as `putItem` takes them.
     pub fn put(item: &[u8], options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
-        let put = protocol::put_options(&table, &options)?;
+        let put = convert::put_options(&table, &options)?;
         let item = stream::item(item)?;
         let source = PutSource::Owned(item);
         let inner = PutMachine::new(source, table.core(), put, env()?);
@@ -74,7 +74,7 @@ impl Machine {
     #[wasm_bindgen(js_name = putStream)]
     pub fn put_stream(parent: &[u8], options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
-        let put = protocol::put_stream_options(&table, &options)?;
+        let put = convert::put_stream_options(&table, &options)?;
         let attribute = convert::get(&options, "attribute")
             .as_string()
             .ok_or_else(|| {
@@ -103,7 +103,7 @@ impl Machine {
     /// A read of the whole item with `key` (a value stream).
     pub fn get(key: &[u8], options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
-        let get = protocol::get_options(&table, &options)?;
+        let get = convert::get_options(&table, &options)?;
         let key = stream::item(key)?;
         let inner = ReadMachine::new(&key, table.core(), Sink::Item, get, None, env()?);
         Ok(machine(Inner::Read(Box::new(inner))))
@@ -115,7 +115,7 @@ impl Machine {
     #[wasm_bindgen(js_name = getStream)]
     pub fn get_stream(key: &[u8], options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
-        let get = protocol::get_options(&table, &options)?;
+        let get = convert::get_options(&table, &options)?;
         let name = convert::get(&options, "attribute")
             .as_string()
             .ok_or_else(|| {
@@ -149,7 +149,7 @@ impl Machine {
     /// A delete of the item with `key` (a value stream).
     pub fn delete(key: &[u8], options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
-        let retry = protocol::retry(&options)?;
+        let retry = convert::retry(&options)?;
         let key = stream::item(key)?;
         let inner = DeleteMachine::new(&key, table.core(), table.max_raw_bytes, retry, env()?);
         Ok(machine(Inner::Delete(Box::new(inner))))
@@ -158,8 +158,8 @@ impl Machine {
     /// A collection of the table's unreferenced chunks.
     pub fn gc(options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
-        let gc = protocol::gc_options(&options)?;
-        let retry = protocol::retry(&options)?;
+        let gc = convert::gc_options(&options)?;
+        let retry = convert::retry(&options)?;
         let dry_run = gc.dry_run;
         let inner = GcMachine::new(table.core(), gc, retry, env()?);
         Ok(machine(Inner::Gc(Box::new(inner), dry_run)))

@@ -613,3 +613,53 @@ fn batch_requests_out_never_pass_the_pace() {
             .all(|s| matches!(&s.request, Request::BatchGet(g) if g.keys.len() == 1))
     );
 }
+
+#[test]
+fn a_read_survives_any_one_fault_at_any_request() {
+    // A 2 MB item: the parent, then 5 chunk requests; each answered every
+    // way in turn. Every read returns the item whole, or (the one retry
+    // policy ran out) a request error; never damaged or wrong bytes.
+    let mut store = Store::new();
+    let stored = item("r", 2_000_000, 3);
+    write(&mut store, &stored, put_options(WriteMode::Batch), 3);
+    for sink in [
+        Sink::Item,
+        Sink::Attribute {
+            name: "data".into(),
+            restartable: true,
+        },
+    ] {
+        for at in 0..7 {
+            for fault in Fault::ALL {
+                let options = GetOptions {
+                    retry: retry(),
+                    ..GetOptions::default()
+                };
+                let env = store.env(9);
+                let mut read =
+                    ReadMachine::new(&key("r"), table(), sink.clone(), options, None, env);
+                let mut out = Out::default();
+                let mut bytes = Vec::new();
+                let result = loop {
+                    match run(&mut read, &mut store, &mut out, &mut |n, _| {
+                        if n == at { fault } else { Fault::None }
+                    }) {
+                        Halt::Done(result) => break result,
+                        Halt::Output => bytes.extend_from_slice(read.output()),
+                        Halt::Restart => bytes.clear(),
+                        Halt::Input(_) => panic!("a read takes no input"),
+                    }
+                };
+                let outcome = result
+                    .unwrap_or_else(|e| panic!("{sink:?}, {fault:?} at {at}: {e}"))
+                    .expect("stored");
+                match &sink {
+                    Sink::Item => assert_eq!(outcome.item.as_ref(), Some(&stored)),
+                    Sink::Attribute { .. } => {
+                        assert_eq!(Some(&AttributeValue::B(bytes)), stored.get("data"))
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,157 +1,21 @@
-//! The protocol machines' side of the boundary: their options from
-//! JavaScript, each step as an object the driver acts on (a request as the
+//! The protocol machines' side of the boundary (their options are in
+//! `options`): each step as an object the driver acts on (a request as the
 //! exact input `@aws-sdk/client-dynamodb` takes), each answer back into
 //! core's terms, and each outcome as the driver's result.
 
 use dynaslice_core::Code;
-use dynaslice_core::codec::Compression;
+use dynaslice_core::Item;
 use dynaslice_core::manifest::Manifest;
-use dynaslice_core::plan::{BatchGet, Precondition, Scan, WriteRequest};
+use dynaslice_core::plan::{BatchGet, Scan, WriteRequest};
 use dynaslice_core::protocol::{
-    Answer, Consumed, DeleteOutcome, Failure as RequestFailure, FailureKind, GcOptions, GcReport,
-    GetOptions, Operation, Progress, PutOptions, PutOutcome, ReadOutcome, Request, Response,
-    RetryPolicy, Send, StoreDate,
+    Answer, Consumed, DeleteOutcome, Failure as RequestFailure, FailureKind, GcReport, Operation,
+    Progress, PutOutcome, ReadOutcome, Request, Response, RetryPolicy, Send, StoreDate,
 };
-use dynaslice_core::{CodecChoice, Item, VersionId};
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 
-use super::{TableOptions, dynamodb_item, get, requests, set, size, split_options, stream};
+use super::{dynamodb_item, get, requests, set, stream};
 use crate::error::Failure;
-
-fn bad(option: &str, expected: &str) -> Failure {
-    Failure::new(
-        Code::OptionsInvalid,
-        format!("option {option} must be {expected}"),
-    )
-}
-
-fn millis(
-    value: &JsValue,
-    name: &str,
-    default: core::time::Duration,
-) -> Result<core::time::Duration, Failure> {
-    if value.is_undefined() {
-        return Ok(default);
-    }
-    match value.as_f64() {
-        Some(ms) if ms.is_finite() && ms >= 0.0 => {
-            Ok(core::time::Duration::from_secs_f64(ms / 1000.0))
-        }
-        _ => Err(bad(name, "a number of milliseconds, 0 or more")),
-    }
-}
-
-fn positive(options: &JsValue, name: &str, default: usize) -> Result<usize, Failure> {
-    match size(options, name, default)? {
-        0 => Err(bad(name, "a positive integer")),
-        n => Ok(n),
-    }
-}
-
-/// `retry: { maxAttempts, maxThrottledAttempts, baseDelayMs, maxDelayMs }`.
-pub fn retry(options: &JsValue) -> Result<RetryPolicy, Failure> {
-    let retry = get(options, "retry");
-    let defaults = RetryPolicy::default();
-    if retry.is_undefined() {
-        return Ok(defaults);
-    }
-    if !retry.is_object() {
-        return Err(bad(
-            "retry",
-            "an object like { maxAttempts, baseDelayMs, maxDelayMs }",
-        ));
-    }
-    let count = |name: &str, default: u32| -> Result<u32, Failure> {
-        let n = positive(&retry, name, default as usize)
-            .map_err(|_| bad(&format!("retry.{name}"), "a positive integer"))?;
-        Ok(u32::try_from(n).unwrap_or(u32::MAX))
-    };
-    Ok(RetryPolicy {
-        max_attempts: count("maxAttempts", defaults.max_attempts)?,
-        max_throttled_attempts: count("maxThrottledAttempts", defaults.max_throttled_attempts)?,
-        base_delay: millis(
-            &get(&retry, "baseDelayMs"),
-            "retry.baseDelayMs",
-            defaults.base_delay,
-        )?,
-        max_delay: millis(
-            &get(&retry, "maxDelayMs"),
-            "retry.maxDelayMs",
-            defaults.max_delay,
-        )?,
-    })
-}
-
-/// `expect`: none (last writer wins), `"absent"` or `{ version }`.
-fn precondition(options: &JsValue) -> Result<Option<Precondition>, Failure> {
-    let expect = get(options, "expect");
-    let wrong = || {
-        bad(
-            "expect",
-            "\"absent\" or { version: \"<26-character version id>\" }",
-        )
-    };
-    if expect.is_undefined() {
-        return Ok(None);
-    }
-    if expect.as_string().as_deref() == Some("absent") {
-        return Ok(Some(Precondition::Absent));
-    }
-    let version = get(&expect, "version").as_string().ok_or_else(wrong)?;
-    let version = VersionId::parse(&version).map_err(|_| wrong())?;
-    Ok(Some(Precondition::Version(version)))
-}
-
-/// A write's options: the split's (`codec`, `keep`, `chunkItemBytes`, …),
-/// `mode`, `expect`, `retry`, `concurrency`, `batchItems`.
-pub fn put_options(table: &TableOptions, options: &JsValue) -> Result<PutOptions, Failure> {
-    let split = split_options(table, options)?;
-    let max = size(options, "maxRawBytes", table.max_raw_bytes)?;
-    Ok(PutOptions {
-        compression: split.compression,
-        mode: super::write_mode(options)?,
-        parent_budget: split.parent_budget,
-        keep: split.keep,
-        max_item_bytes: max,
-        retry: retry(options)?,
-        concurrency: positive(options, "concurrency", PutOptions::default().concurrency)?,
-        batch_items: positive(options, "batchItems", PutOptions::default().batch_items)?,
-        precondition: precondition(options)?,
-        chunk_item_bytes: split.chunk_item_bytes,
-        item_limit: split.item_limit,
-        inline: split.inline,
-    })
-}
-
-/// A streamed write's options: a write's, its codec `none` unless named
-/// (`none`, `deflate`, `zlib`, `gzip`).
-pub fn put_stream_options(table: &TableOptions, options: &JsValue) -> Result<PutOptions, Failure> {
-    let mut put = put_options(table, options)?;
-    if get(options, "codec").is_undefined() {
-        put.compression = CodecChoice::Fixed(Compression::NONE);
-    }
-    Ok(put)
-}
-
-/// A read's options: `maxBytes`, `retry`, `concurrency`.
-pub fn get_options(table: &TableOptions, options: &JsValue) -> Result<GetOptions, Failure> {
-    Ok(GetOptions {
-        max_item_bytes: table.max_raw_bytes,
-        retry: retry(options)?,
-        concurrency: positive(options, "concurrency", GetOptions::default().concurrency)?,
-        ..GetOptions::default()
-    })
-}
-
-/// `gc`'s options: `graceMs`, `dryRun`.
-pub fn gc_options(options: &JsValue) -> Result<GcOptions, Failure> {
-    let defaults = GcOptions::default();
-    Ok(GcOptions {
-        grace: millis(&get(options, "graceMs"), "graceMs", defaults.grace)?,
-        dry_run: super::flag(options, "dryRun", defaults.dry_run)?,
-    })
-}
 
 /// A step that sends: `{ kind: "send", id, operation, input, delayMs,
 /// resendable }`, `input` the SDK command's input.

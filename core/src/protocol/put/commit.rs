@@ -8,12 +8,19 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use super::uploads::Uploads;
+use super::{Cutter, Phase, Purpose, PutMachine, PutSource};
 use crate::manifest::stored_version;
 use crate::plan::{BatchWrite, Expect, Put, Replaced, Transaction};
+use crate::plan::{Commit as CommitPolicy, WriteMode, WriteSteps, plan_replaced, plan_write_as};
 use crate::protocol::ProtocolError;
+use crate::protocol::flights::{Failed, Resend};
+use crate::protocol::policy::MAX_REPLANS;
+use crate::protocol::request::Request;
 use crate::value::{Item, same_item};
 use crate::version::VersionId;
 use crate::write::split::SplitItem;
+use core::time::Duration;
 
 /// The commit requests a plan left to send, and which one is out.
 pub(super) enum Commit {
@@ -150,5 +157,217 @@ pub(super) fn is_ours(stored: Option<&Item>, split: &SplitItem) -> bool {
     match &split.manifest {
         Some(ours) => stored_version(stored).ok().flatten() == Some(ours.version),
         None => same_item(stored, &split.parent),
+    }
+}
+
+impl PutMachine<'_> {
+    /// Sends the commit request the plan is at.
+    pub(super) fn send_commit(&mut self) {
+        self.phase = Phase::Commit;
+        let (request, resend) = match &mut self.commit {
+            // A single item under last writer wins is resent on any
+            // transient failure: it carries no chunks of its own, so a late
+            // copy tears nothing.
+            Some(Commit::Single(put)) => (Request::Put(put.clone()), Resend::Transient),
+            Some(Commit::Atomic { transaction, round }) => (
+                Request::Transact {
+                    transaction: transaction.clone(),
+                    token: Commit::token(self.version, *round),
+                },
+                Resend::Transaction,
+            ),
+            Some(Commit::Batch {
+                overwrite,
+                pinned,
+                pinned_out,
+            }) => match overwrite.take() {
+                // Resent only after throttling: after an ambiguous failure
+                // a late second copy could re-point the parent at chunks a
+                // later writer already deleted.
+                Some(put) => (Request::Put(put), Resend::Throttled),
+                None => {
+                    *pinned_out = true;
+                    let resend = match self.expect.pins_one_parent() {
+                        true => Resend::Transient,
+                        false => Resend::Throttled,
+                    };
+                    (Request::Put(pinned.clone()), resend)
+                }
+            },
+            None => return,
+        };
+        self.flights.send(request, Purpose::Commit, resend);
+    }
+
+    /// The commit applied: the outcome's facts, then the cleanup.
+    pub(super) fn commit_done(&mut self, committed: Committed) {
+        self.progress.bytes_done = self.progress.bytes_total;
+        self.progress.chunks_done = self.progress.chunks_total;
+        for batch in &committed.cleanup {
+            let count = batch.requests.len();
+            self.deletes.push((batch.clone(), Purpose::Cleanup(count)));
+        }
+        self.committed = Some(committed);
+        self.phase = Phase::Cleanup;
+    }
+
+    /// A commit conditional on the parent read applied.
+    pub(super) fn expected(&self) -> Committed {
+        Committed::expected(&self.expect, self.stored, self.cleanup.clone())
+    }
+
+    /// What an unconditional commit replaced, from the old parent its
+    /// answer returned.
+    pub(super) fn replaced_by_commit(&self, old: Option<Item>) -> Committed {
+        let target = self.table.target(self.options.max_item_bytes as u64);
+        match &self.split {
+            Some(split) => Committed::replaced(
+                old.is_some(),
+                plan_replaced(old.as_ref(), &split.parent, &target),
+            ),
+            None => Committed::unknown(old.is_some()),
+        }
+    }
+
+    pub(super) fn commit_failed(&mut self, failed: Failed) {
+        let check = match &self.commit {
+            Some(Commit::Single(put)) if put.return_old => Check::Single(failed.error),
+            Some(Commit::Single(_)) if failed.condition_failed() => Check::Condition,
+            Some(Commit::Atomic { .. }) if failed.condition_failed() => Check::Atomic,
+            Some(Commit::Batch {
+                pinned_out: false, ..
+            }) => {
+                if !failed.maybe_applied() {
+                    return self.abort_with(Err(failed.error));
+                }
+                if self.expect.pins_one_parent() {
+                    // Maybe applied: the pinned commit goes instead.
+                    return self.send_commit();
+                }
+                // Maybe applied, over a state that comes back (see
+                // `Expect::pins_one_parent`): only the parent can tell.
+                Check::Overwrite(failed.error)
+            }
+            Some(Commit::Batch { .. }) if failed.condition_failed() => Check::Pinned,
+            Some(Commit::Batch { .. }) => Check::PinnedUnknown(failed.error),
+            _ => return self.finish(Err(failed.error)),
+        };
+        self.read_parent_for(Purpose::Check(check), Duration::ZERO);
+    }
+
+    /// The parent as read after a commit attempt settles the commit.
+    pub(super) fn checked(&mut self, check: Check, stored: Option<Item>) {
+        let Some(split) = &self.split else { return };
+        let ours = is_ours(stored.as_ref(), split);
+        let last_writer_wins = self.options.commit() == CommitPolicy::Overwrite;
+        match check {
+            Check::Single(_) | Check::Overwrite(_) if ours => {
+                self.commit_done(Committed::unknown(self.stored))
+            }
+            Check::Single(error) => self.finish(Err(error)),
+            // Not applied, or applied and then replaced or deleted (its
+            // chunks with it): committing this version again could point a
+            // parent at chunks that are gone, so the write starts again as
+            // a new version. Its first chunks stay for gc: the lost commit
+            // may still land, and needs them then.
+            Check::Overwrite(error) => {
+                if let Err(error) = self.write_again(stored, error) {
+                    self.finish(Err(error));
+                }
+            }
+            Check::Condition | Check::Atomic if ours => self.commit_done(self.expected()),
+            Check::Condition => self.finish(Err(self.conflict())),
+            Check::Atomic => {
+                let round = match &self.commit {
+                    Some(Commit::Atomic { round, .. }) => *round,
+                    _ => MAX_REPLANS,
+                };
+                if !last_writer_wins || round >= MAX_REPLANS {
+                    return self.finish(Err(self.conflict()));
+                }
+                // A pause with jitter, so writers racing on one key stop
+                // colliding; then the parent stored now, to plan against.
+                let pause = self.options.retry.backoff(round - 1, self.flights.jitter());
+                self.read_parent_for(Purpose::Replan, pause);
+            }
+            // This write's parent is stored: under last writer wins the
+            // unconditional attempt may be what applied, replacing who
+            // knows what.
+            Check::Pinned | Check::PinnedUnknown(_) if ours => {
+                let committed = match last_writer_wins {
+                    true => Committed::unknown(self.stored),
+                    false => self.expected(),
+                };
+                self.commit_done(committed);
+            }
+            // Another writer's commit came after this one (or instead of
+            // it): this write's chunks go, and under last writer wins the
+            // write still succeeded, superseded.
+            Check::Pinned => {
+                let then = match last_writer_wins {
+                    true => Ok(self.outcome_with(Committed::superseded())),
+                    false => Err(self.conflict()),
+                };
+                self.abort_with(then);
+            }
+            Check::PinnedUnknown(error) => self.finish(Err(error)),
+        }
+    }
+
+    /// Starts the write again as a new version over the parent `stored`,
+    /// if its source can be split again (an item, not a stream already
+    /// read) and it did not start again too often already; else fails with
+    /// `error`.
+    pub(super) fn write_again(
+        &mut self,
+        stored: Option<Item>,
+        error: ProtocolError,
+    ) -> Result<(), ProtocolError> {
+        self.rewrites += 1;
+        let again = matches!(self.source, PutSource::Item(_) | PutSource::Owned(_));
+        if !again || self.rewrites > MAX_REPLANS {
+            return Err(error);
+        }
+        let target = self.table.target(self.options.max_item_bytes as u64);
+        self.stored = stored.is_some();
+        self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
+        self.version = VersionId::new(self.flights.clock.now_ms()?, self.flights.random());
+        self.uploads = Uploads::new(&self.table.chunk_table, self.options.batch_items);
+        self.released = false;
+        self.commit = None;
+        self.cleanup = Vec::new();
+        self.abort = Vec::new();
+        self.split = None;
+        self.cutter = Cutter::Idle;
+        self.phase = Phase::Restamp;
+        Ok(())
+    }
+
+    /// An atomic round lost to another writer's commit: plan again against
+    /// the parent stored now, and send the next round.
+    pub(super) fn replan(&mut self, stored: Option<Item>) -> Result<(), ProtocolError> {
+        let target = self.table.target(self.options.max_item_bytes as u64);
+        self.stored = stored.is_some();
+        self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
+        let Some(split) = &self.split else {
+            return Ok(());
+        };
+        let plan = plan_write_as(
+            split,
+            &target,
+            &self.expect,
+            WriteMode::Atomic,
+            CommitPolicy::Overwrite,
+        )?;
+        let round = match &self.commit {
+            Some(Commit::Atomic { round, .. }) => round + 1,
+            _ => 1,
+        };
+        if let WriteSteps::Atomic(transaction) = plan.steps {
+            self.cleanup = plan.cleanup;
+            self.commit = Some(Commit::Atomic { transaction, round });
+            self.send_commit();
+        }
+        Ok(())
     }
 }

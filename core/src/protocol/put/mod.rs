@@ -6,7 +6,9 @@
 //! the commit, delete this write's own.
 
 mod commit;
+mod end;
 mod options;
+mod source;
 mod uploads;
 
 use alloc::boxed::Box;
@@ -14,31 +16,21 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use self::commit::{Check, Commit, Committed, is_ours};
-use self::uploads::{Uploads, chunk_items, put_bytes};
+use self::commit::{Check, Commit, Committed};
+use self::uploads::Uploads;
 use super::clock::StoreClock;
 use super::error::ProtocolError;
 use super::flights::{Consumed, Failed, Flights, Resend, Settled, item, old};
 use super::pace::Pace;
-use super::policy::{
-    INITIAL_WRITE_LIMIT, INPUT_BYTES, MAX_REPLANS, RESTAMP_TOLERANCE_MS, WORK_BYTES,
-};
+use super::policy::{INITIAL_WRITE_LIMIT, RESTAMP_TOLERANCE_MS};
 use super::request::{Answer, Request, RequestId, Response};
 use super::{Env, Machine, Progress, Step};
-use crate::capacity::write_units;
-use crate::codec::{Codec, Compression, choose_compression};
-use crate::layout::chunk_key;
-use crate::plan::{
-    BatchWrite, Commit as CommitPolicy, Expect, WriteKind, WriteMode, WriteRequest, WriteSteps,
-    pack_batch_writes, parent_get, plan_replaced, plan_streamed_commit_as, plan_write_as,
-};
-use crate::size::item_size;
+use crate::plan::{BatchWrite, Expect, WriteKind, WriteMode, parent_get};
 use crate::table::Table;
-use crate::upload::{UploadRules, restamp};
 use crate::value::Item;
 use crate::version::VersionId;
-use crate::write::item_stream::{ItemSplit, ItemStream, split_item_streamed};
-use crate::write::split::{CodecChoice, SplitItem, split_item};
+use crate::write::item_stream::ItemStream;
+use crate::write::split::SplitItem;
 use crate::write::stream_split::StreamSplit;
 
 pub use self::options::{PutOptions, PutOutcome};
@@ -211,65 +203,6 @@ impl<'a> PutMachine<'a> {
         machine
     }
 
-    /// Takes the next piece of a [`PutSource::Stream`]'s payload, when
-    /// polled for [`Step::Input`] (compressing it: CPU-heavy).
-    pub fn input(&mut self, bytes: &[u8]) {
-        if !matches!(self.phase, Phase::Chunks) {
-            return;
-        }
-        if let Err(error) = self.push_input(bytes) {
-            self.fail(error);
-        }
-    }
-
-    /// Ends a [`PutSource::Stream`]'s payload (compressing what is left).
-    pub fn end_input(&mut self) {
-        if !matches!(self.phase, Phase::Chunks) {
-            return;
-        }
-        let ended = self.push_input(&[]).and_then(|()| {
-            match core::mem::replace(&mut self.cutter, Cutter::Ended) {
-                Cutter::Stream(stream) => Ok(stream.finish()?),
-                _ => Err(ProtocolError::Cancelled),
-            }
-        });
-        if let Err(error) = ended.and_then(|split| self.stream_ended(split)) {
-            self.fail(error);
-        }
-    }
-
-    fn push_input(&mut self, bytes: &[u8]) -> Result<(), ProtocolError> {
-        if matches!(self.cutter, Cutter::Idle)
-            && let PutSource::Stream {
-                parent,
-                attribute,
-                len,
-            } = &self.source
-        {
-            let compression = stream_compression(self.options.compression, bytes);
-            let split_options = self.options.split_options(&self.table, self.version);
-            let stream = StreamSplit::new(
-                parent.clone(),
-                attribute.clone(),
-                *len,
-                compression,
-                &split_options,
-            )?;
-            self.cutter = Cutter::Stream(Box::new(stream));
-        }
-        let Cutter::Stream(stream) = &mut self.cutter else {
-            return Ok(());
-        };
-        if bytes.is_empty() {
-            return Ok(());
-        }
-        let chunks = stream.push(bytes)?;
-        self.payload_bytes = stream.received();
-        self.progress.bytes_done = self.payload_bytes;
-        self.queue(chunks);
-        Ok(())
-    }
-
     fn conflict(&self) -> ProtocolError {
         let key = match &self.split {
             Some(split) => Some(&split.parent),
@@ -305,54 +238,6 @@ impl<'a> PutMachine<'a> {
         let get = parent_get(&target, &split.parent);
         self.flights
             .send_after(Request::Get(get), purpose, Resend::Transient, delay);
-    }
-
-    /// Splits the item (the first time with the executor's clock, again in
-    /// the store's time), or stamps an upload in the store's time.
-    fn split_now(&mut self) -> Result<(), ProtocolError> {
-        let split_options = self.options.split_options(&self.table, self.version);
-        match &mut self.source {
-            PutSource::Item(item) if self.options.mode == WriteMode::Batch => {
-                match split_item_streamed(item, &split_options)? {
-                    ItemSplit::Whole(split) => self.split = Some(split),
-                    ItemSplit::Streaming(stream) => {
-                        self.progress.bytes_total = stream.raw_len();
-                        self.cutter = Cutter::Items(stream);
-                    }
-                }
-            }
-            PutSource::Item(item) => self.split = Some(split_item(item, &split_options)?),
-            PutSource::Owned(item) => self.split = Some(split_item(item, &split_options)?),
-            PutSource::Upload(upload) => {
-                let parent = upload.parent.clone();
-                let placeholder = SplitItem {
-                    parent,
-                    chunks: Vec::new(),
-                    manifest: None,
-                };
-                let mut split = core::mem::replace(upload, placeholder);
-                if let Some(mut manifest) = split.manifest.take() {
-                    let rules = UploadRules {
-                        key: &self.table.key,
-                        layout: &self.table.layout,
-                        max_raw_bytes: self.options.max_item_bytes as u64,
-                    };
-                    let chunks = core::mem::take(&mut split.chunks);
-                    split.chunks = restamp(
-                        &mut split.parent,
-                        &mut manifest,
-                        chunks,
-                        self.version,
-                        &rules,
-                    )
-                    .map_err(ProtocolError::Upload)?;
-                    split.manifest = Some(manifest);
-                }
-                self.split = Some(split);
-            }
-            PutSource::Stream { .. } => {}
-        }
-        Ok(())
     }
 
     /// The stored parent is read: check it, stamp the version in the
@@ -394,199 +279,6 @@ impl<'a> PutMachine<'a> {
                 self.phase = Phase::Chunks;
                 Ok(())
             }
-        }
-    }
-
-    /// Plans a whole split: one PutItem, one transaction, or every chunk
-    /// then the commit.
-    fn plan_whole(&mut self, split: SplitItem) -> Result<(), ProtocolError> {
-        let target = self.table.target(self.options.max_item_bytes as u64);
-        let plan = plan_write_as(
-            &split,
-            &target,
-            &self.expect,
-            self.options.mode,
-            self.options.commit(),
-        )?;
-        self.planned_units = plan.write_units();
-        self.progress = Progress {
-            bytes_done: 0,
-            bytes_total: (item_size(&split.parent)
-                + split.chunks.iter().map(item_size).sum::<usize>())
-                as u64,
-            chunks_done: 0,
-            chunks_total: split.chunks.len() as u32,
-        };
-        self.cleanup = plan.cleanup;
-        self.mode = plan.steps.kind();
-        let mut split = split;
-        self.commit = Some(match plan.steps {
-            WriteSteps::Single(put) => Commit::Single(put),
-            WriteSteps::Atomic(transaction) => Commit::Atomic {
-                transaction,
-                round: 1,
-            },
-            WriteSteps::Batch {
-                chunks,
-                overwrite,
-                commit,
-                abort,
-            } => {
-                split.chunks = Vec::new();
-                self.uploads.add(chunk_items(chunks));
-                self.abort = abort;
-                Commit::Batch {
-                    overwrite,
-                    pinned: commit,
-                    pinned_out: false,
-                }
-            }
-        });
-        let batch = matches!(self.commit, Some(Commit::Batch { .. }));
-        self.split = Some(split);
-        self.cutter = Cutter::Ended;
-        if batch {
-            self.phase = Phase::Chunks;
-        } else {
-            self.send_commit();
-        }
-        Ok(())
-    }
-
-    /// Queues chunks cut from the payload.
-    fn queue(&mut self, chunks: Vec<Item>) {
-        if !chunks.is_empty() {
-            self.released = true;
-        }
-        self.uploads.add(chunks);
-        self.progress.chunks_total = self.uploads.queued;
-    }
-
-    /// Cuts the next piece of an in-memory item.
-    fn cut(&mut self) -> Result<(), ProtocolError> {
-        let Cutter::Items(stream) = &mut self.cutter else {
-            return Ok(());
-        };
-        match stream.next_chunks(WORK_BYTES)? {
-            Some(chunks) => {
-                // Nothing counts before the first chunk goes out: a payload
-                // that ends up inline reports its write as any other.
-                if !chunks.is_empty() || self.released {
-                    self.progress.bytes_done = stream.received();
-                }
-                self.queue(chunks);
-            }
-            None => {
-                let Cutter::Items(stream) = core::mem::replace(&mut self.cutter, Cutter::Ended)
-                else {
-                    return Ok(());
-                };
-                self.stream_ended(stream.finish()?)?;
-            }
-        }
-        Ok(())
-    }
-
-    /// A cut payload ended: its last chunks and its commit; or, if none of
-    /// its chunks went out (it is stored inline, or only just too long
-    /// for that), the whole split as any other.
-    fn stream_ended(&mut self, split: SplitItem) -> Result<(), ProtocolError> {
-        self.cutter = Cutter::Ended;
-        if !self.released && matches!(self.source, PutSource::Item(_)) {
-            return self.plan_whole(split);
-        }
-        let mut split = split;
-        let last = core::mem::take(&mut split.chunks);
-        self.queue(last);
-        self.progress.bytes_done = self.progress.bytes_total;
-        let target = self.table.target(self.options.max_item_bytes as u64);
-        let plan = plan_streamed_commit_as(&split, &target, &self.expect, self.options.commit())?;
-        self.planned_units = self.uploads.units + write_units(item_size(&split.parent), false);
-        self.cleanup = plan.cleanup;
-        self.mode = WriteKind::Batch;
-        if let WriteSteps::Batch {
-            overwrite,
-            commit,
-            abort,
-            ..
-        } = plan.steps
-        {
-            self.abort = abort;
-            self.commit = Some(Commit::Batch {
-                overwrite,
-                pinned: commit,
-                pinned_out: false,
-            });
-        }
-        self.split = Some(split);
-        Ok(())
-    }
-
-    /// Sends the commit request the plan is at.
-    fn send_commit(&mut self) {
-        self.phase = Phase::Commit;
-        let (request, resend) = match &mut self.commit {
-            // A single item under last writer wins is resent on any
-            // transient failure: it carries no chunks of its own, so a late
-            // copy tears nothing.
-            Some(Commit::Single(put)) => (Request::Put(put.clone()), Resend::Transient),
-            Some(Commit::Atomic { transaction, round }) => (
-                Request::Transact {
-                    transaction: transaction.clone(),
-                    token: Commit::token(self.version, *round),
-                },
-                Resend::Transaction,
-            ),
-            Some(Commit::Batch {
-                overwrite,
-                pinned,
-                pinned_out,
-            }) => match overwrite.take() {
-                // Resent only after throttling: after an ambiguous failure
-                // a late second copy could re-point the parent at chunks a
-                // later writer already deleted.
-                Some(put) => (Request::Put(put), Resend::Throttled),
-                None => {
-                    *pinned_out = true;
-                    let resend = match self.expect.pins_one_parent() {
-                        true => Resend::Transient,
-                        false => Resend::Throttled,
-                    };
-                    (Request::Put(pinned.clone()), resend)
-                }
-            },
-            None => return,
-        };
-        self.flights.send(request, Purpose::Commit, resend);
-    }
-
-    /// The commit applied: the outcome's facts, then the cleanup.
-    fn commit_done(&mut self, committed: Committed) {
-        self.progress.bytes_done = self.progress.bytes_total;
-        self.progress.chunks_done = self.progress.chunks_total;
-        for batch in &committed.cleanup {
-            let count = batch.requests.len();
-            self.deletes.push((batch.clone(), Purpose::Cleanup(count)));
-        }
-        self.committed = Some(committed);
-        self.phase = Phase::Cleanup;
-    }
-
-    /// A commit conditional on the parent read applied.
-    fn expected(&self) -> Committed {
-        Committed::expected(&self.expect, self.stored, self.cleanup.clone())
-    }
-
-    /// What an unconditional commit replaced, from the old parent its
-    /// answer returned.
-    fn replaced_by_commit(&self, old: Option<Item>) -> Committed {
-        let target = self.table.target(self.options.max_item_bytes as u64);
-        match &self.split {
-            Some(split) => Committed::replaced(
-                old.is_some(),
-                plan_replaced(old.as_ref(), &split.parent, &target),
-            ),
-            None => Committed::unknown(old.is_some()),
         }
     }
 
@@ -645,249 +337,6 @@ impl<'a> PutMachine<'a> {
             Purpose::Check(_) | Purpose::Replan => self.finish(Err(failed.error)),
             Purpose::Cleanup(count) => self.cleanup_left += count,
             Purpose::Abort => {}
-        }
-    }
-
-    fn commit_failed(&mut self, failed: Failed) {
-        let check = match &self.commit {
-            Some(Commit::Single(put)) if put.return_old => Check::Single(failed.error),
-            Some(Commit::Single(_)) if failed.condition_failed() => Check::Condition,
-            Some(Commit::Atomic { .. }) if failed.condition_failed() => Check::Atomic,
-            Some(Commit::Batch {
-                pinned_out: false, ..
-            }) => {
-                if !failed.maybe_applied() {
-                    return self.abort_with(Err(failed.error));
-                }
-                if self.expect.pins_one_parent() {
-                    // Maybe applied: the pinned commit goes instead.
-                    return self.send_commit();
-                }
-                // Maybe applied, over a state that comes back (see
-                // `Expect::pins_one_parent`): only the parent can tell.
-                Check::Overwrite(failed.error)
-            }
-            Some(Commit::Batch { .. }) if failed.condition_failed() => Check::Pinned,
-            Some(Commit::Batch { .. }) => Check::PinnedUnknown(failed.error),
-            _ => return self.finish(Err(failed.error)),
-        };
-        self.read_parent_for(Purpose::Check(check), Duration::ZERO);
-    }
-
-    /// The parent as read after a commit attempt settles the commit.
-    fn checked(&mut self, check: Check, stored: Option<Item>) {
-        let Some(split) = &self.split else { return };
-        let ours = is_ours(stored.as_ref(), split);
-        let last_writer_wins = self.options.commit() == CommitPolicy::Overwrite;
-        match check {
-            Check::Single(_) | Check::Overwrite(_) if ours => {
-                self.commit_done(Committed::unknown(self.stored))
-            }
-            Check::Single(error) => self.finish(Err(error)),
-            // Not applied, or applied and then replaced or deleted (its
-            // chunks with it): committing this version again could point a
-            // parent at chunks that are gone, so the write starts again as
-            // a new version. Its first chunks stay for gc: the lost commit
-            // may still land, and needs them then.
-            Check::Overwrite(error) => {
-                if let Err(error) = self.write_again(stored, error) {
-                    self.finish(Err(error));
-                }
-            }
-            Check::Condition | Check::Atomic if ours => self.commit_done(self.expected()),
-            Check::Condition => self.finish(Err(self.conflict())),
-            Check::Atomic => {
-                let round = match &self.commit {
-                    Some(Commit::Atomic { round, .. }) => *round,
-                    _ => MAX_REPLANS,
-                };
-                if !last_writer_wins || round >= MAX_REPLANS {
-                    return self.finish(Err(self.conflict()));
-                }
-                // A pause with jitter, so writers racing on one key stop
-                // colliding; then the parent stored now, to plan against.
-                let pause = self.options.retry.backoff(round - 1, self.flights.jitter());
-                self.read_parent_for(Purpose::Replan, pause);
-            }
-            // This write's parent is stored: under last writer wins the
-            // unconditional attempt may be what applied, replacing who
-            // knows what.
-            Check::Pinned | Check::PinnedUnknown(_) if ours => {
-                let committed = match last_writer_wins {
-                    true => Committed::unknown(self.stored),
-                    false => self.expected(),
-                };
-                self.commit_done(committed);
-            }
-            // Another writer's commit came after this one (or instead of
-            // it): this write's chunks go, and under last writer wins the
-            // write still succeeded, superseded.
-            Check::Pinned => {
-                let then = match last_writer_wins {
-                    true => Ok(self.outcome_with(Committed::superseded())),
-                    false => Err(self.conflict()),
-                };
-                self.abort_with(then);
-            }
-            Check::PinnedUnknown(error) => self.finish(Err(error)),
-        }
-    }
-
-    /// Starts the write again as a new version over the parent `stored`,
-    /// if its source can be split again (an item, not a stream already
-    /// read) and it did not start again too often already; else fails with
-    /// `error`.
-    fn write_again(
-        &mut self,
-        stored: Option<Item>,
-        error: ProtocolError,
-    ) -> Result<(), ProtocolError> {
-        self.rewrites += 1;
-        let again = matches!(self.source, PutSource::Item(_) | PutSource::Owned(_));
-        if !again || self.rewrites > MAX_REPLANS {
-            return Err(error);
-        }
-        let target = self.table.target(self.options.max_item_bytes as u64);
-        self.stored = stored.is_some();
-        self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
-        self.version = VersionId::new(self.flights.clock.now_ms()?, self.flights.random());
-        self.uploads = Uploads::new(&self.table.chunk_table, self.options.batch_items);
-        self.released = false;
-        self.commit = None;
-        self.cleanup = Vec::new();
-        self.abort = Vec::new();
-        self.split = None;
-        self.cutter = Cutter::Idle;
-        self.phase = Phase::Restamp;
-        Ok(())
-    }
-
-    /// An atomic round lost to another writer's commit: plan again against
-    /// the parent stored now, and send the next round.
-    fn replan(&mut self, stored: Option<Item>) -> Result<(), ProtocolError> {
-        let target = self.table.target(self.options.max_item_bytes as u64);
-        self.stored = stored.is_some();
-        self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
-        let Some(split) = &self.split else {
-            return Ok(());
-        };
-        let plan = plan_write_as(
-            split,
-            &target,
-            &self.expect,
-            WriteMode::Atomic,
-            CommitPolicy::Overwrite,
-        )?;
-        let round = match &self.commit {
-            Some(Commit::Atomic { round, .. }) => round + 1,
-            _ => 1,
-        };
-        if let WriteSteps::Atomic(transaction) = plan.steps {
-            self.cleanup = plan.cleanup;
-            self.commit = Some(Commit::Atomic { transaction, round });
-            self.send_commit();
-        }
-        Ok(())
-    }
-
-    /// A failure: before any chunk may have been written, the end; after,
-    /// this write's chunks are deleted first.
-    fn fail(&mut self, error: ProtocolError) {
-        match self.phase {
-            Phase::Chunks if self.uploads.queued > 0 => self.abort_with(Err(error)),
-            _ => self.finish(Err(error)),
-        }
-    }
-
-    /// Stops writing chunks; once the requests out have settled, deletes
-    /// every chunk this write may have stored, then finishes with `then`.
-    fn abort_with(&mut self, then: Result<PutOutcome, ProtocolError>) {
-        self.flights.stop();
-        self.cutter = Cutter::Ended;
-        let abort = match core::mem::take(&mut self.abort) {
-            abort if !abort.is_empty() => abort,
-            _ => self.own_chunk_deletes(),
-        };
-        self.deletes = abort.into_iter().map(|b| (b, Purpose::Abort)).collect();
-        self.phase = Phase::Abort {
-            then: Some(then),
-            sent: false,
-        };
-    }
-
-    /// Deletes of chunks `0..queued` of this write's version.
-    fn own_chunk_deletes(&self) -> Vec<BatchWrite> {
-        let Some(key) = self.key_item() else {
-            return Vec::new();
-        };
-        let keys = (0..self.uploads.queued)
-            .filter_map(|seq| {
-                chunk_key(&self.table.key, &self.table.layout, key, self.version, seq).ok()
-            })
-            .map(|key| (self.table.chunk_table.clone(), WriteRequest::Delete(key)));
-        pack_batch_writes(keys)
-    }
-
-    fn finish(&mut self, result: Result<PutOutcome, ProtocolError>) {
-        self.flights.stop();
-        self.phase = Phase::Done(Some(result));
-    }
-
-    /// The outcome, once committed as `committed` says.
-    fn outcome_with(&self, committed: Committed) -> PutOutcome {
-        let parent = self.split.as_ref().map_or(0, |s| item_size(&s.parent)) as u64;
-        let bytes_written = match self.mode {
-            WriteKind::Batch => parent + self.uploads.bytes,
-            _ => self.progress.bytes_total,
-        };
-        PutOutcome {
-            mode: self.mode,
-            manifest: self.split.as_ref().and_then(|s| s.manifest.clone()),
-            replaced: committed.replaced,
-            replaced_item: committed.replaced_item,
-            superseded: committed.superseded,
-            bytes_written,
-            payload_bytes: self.payload_bytes,
-            planned_write_units: self.planned_units,
-            cleanup_left: self.cleanup_left,
-            consumed_write_units: self.flights.consumed.write,
-            consumed_read_units: self.flights.consumed.read,
-        }
-    }
-
-    /// Sends waiting deletes as the pace allows; true when it sent any.
-    fn send_deletes(&mut self) -> bool {
-        let mut sent = false;
-        while self.flights.room()
-            && let Some((batch, purpose)) = self.deletes.pop()
-        {
-            self.flights
-                .send(Request::BatchWrite(batch), purpose, Resend::Transient);
-            sent = true;
-        }
-        sent
-    }
-
-    /// The next step while chunks go out; `None` when the phase moved on.
-    fn poll_chunks(&mut self) -> Option<Step<PutOutcome>> {
-        let ended = matches!(self.cutter, Cutter::Ended);
-        if self.flights.room()
-            && let Some(batch) = self.uploads.next_batch(ended)
-        {
-            let purpose = Purpose::Chunks(put_bytes(&batch), batch.requests.len() as u32);
-            self.flights
-                .send(Request::BatchWrite(batch), purpose, Resend::Transient);
-            return None;
-        }
-        let hungry = self.uploads.hungry();
-        match &self.cutter {
-            Cutter::Items(_) if hungry => Some(Step::Work),
-            Cutter::Idle | Cutter::Stream(_) if hungry => Some(Step::Input(INPUT_BYTES)),
-            Cutter::Ended if self.uploads.is_empty() && self.flights.open() == 0 => {
-                self.send_commit();
-                None
-            }
-            _ => Some(Step::Wait),
         }
     }
 }
@@ -1017,18 +466,5 @@ impl PutMachine<'_> {
             Phase::Done(_) => false,
             _ => !matches!(purpose, Purpose::Abort),
         }
-    }
-}
-
-/// The codec of a streamed payload: `auto` decides on the first piece
-/// (the whole payload is never in memory to decide on); streams support
-/// `none` and the deflate family only.
-fn stream_compression(choice: CodecChoice, sample: &[u8]) -> Compression {
-    match choice {
-        CodecChoice::Fixed(c) => c,
-        CodecChoice::Auto => match choose_compression(sample).codec {
-            Codec::None => Compression::NONE,
-            _ => Compression::new(Codec::Deflate),
-        },
     }
 }

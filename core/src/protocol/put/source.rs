@@ -1,0 +1,293 @@
+//! Where a write's chunks come from: the item split whole and planned, an
+//! in-memory item cut as it is compressed, or a stream's pieces cut as
+//! they arrive; and the chunk batches going out as the pace allows.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use super::uploads::{chunk_items, put_bytes};
+use super::{Commit, Cutter, Phase, Purpose, PutMachine, PutOutcome, PutSource};
+use crate::capacity::write_units;
+use crate::codec::{Codec, Compression, choose_compression};
+use crate::plan::{WriteKind, WriteMode, WriteSteps, plan_streamed_commit_as, plan_write_as};
+use crate::protocol::error::ProtocolError;
+use crate::protocol::flights::Resend;
+use crate::protocol::policy::{INPUT_BYTES, WORK_BYTES};
+use crate::protocol::request::Request;
+use crate::protocol::{Progress, Step};
+use crate::size::item_size;
+use crate::upload::{UploadRules, restamp};
+use crate::value::Item;
+use crate::write::item_stream::{ItemSplit, split_item_streamed};
+use crate::write::split::{CodecChoice, SplitItem, split_item};
+use crate::write::stream_split::StreamSplit;
+
+impl PutMachine<'_> {
+    /// Takes the next piece of a [`PutSource::Stream`]'s payload, when
+    /// polled for [`Step::Input`] (compressing it: CPU-heavy).
+    pub fn input(&mut self, bytes: &[u8]) {
+        if !matches!(self.phase, Phase::Chunks) {
+            return;
+        }
+        if let Err(error) = self.push_input(bytes) {
+            self.fail(error);
+        }
+    }
+
+    /// Ends a [`PutSource::Stream`]'s payload (compressing what is left).
+    pub fn end_input(&mut self) {
+        if !matches!(self.phase, Phase::Chunks) {
+            return;
+        }
+        let ended = self.push_input(&[]).and_then(|()| {
+            match core::mem::replace(&mut self.cutter, Cutter::Ended) {
+                Cutter::Stream(stream) => Ok(stream.finish()?),
+                _ => Err(ProtocolError::Cancelled),
+            }
+        });
+        if let Err(error) = ended.and_then(|split| self.stream_ended(split)) {
+            self.fail(error);
+        }
+    }
+
+    pub(super) fn push_input(&mut self, bytes: &[u8]) -> Result<(), ProtocolError> {
+        if matches!(self.cutter, Cutter::Idle)
+            && let PutSource::Stream {
+                parent,
+                attribute,
+                len,
+            } = &self.source
+        {
+            let compression = stream_compression(self.options.compression, bytes);
+            let split_options = self.options.split_options(&self.table, self.version);
+            let stream = StreamSplit::new(
+                parent.clone(),
+                attribute.clone(),
+                *len,
+                compression,
+                &split_options,
+            )?;
+            self.cutter = Cutter::Stream(Box::new(stream));
+        }
+        let Cutter::Stream(stream) = &mut self.cutter else {
+            return Ok(());
+        };
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        let chunks = stream.push(bytes)?;
+        self.payload_bytes = stream.received();
+        self.progress.bytes_done = self.payload_bytes;
+        self.queue(chunks);
+        Ok(())
+    }
+
+    /// Splits the item (the first time with the executor's clock, again in
+    /// the store's time), or stamps an upload in the store's time.
+    pub(super) fn split_now(&mut self) -> Result<(), ProtocolError> {
+        let split_options = self.options.split_options(&self.table, self.version);
+        match &mut self.source {
+            PutSource::Item(item) if self.options.mode == WriteMode::Batch => {
+                match split_item_streamed(item, &split_options)? {
+                    ItemSplit::Whole(split) => self.split = Some(split),
+                    ItemSplit::Streaming(stream) => {
+                        self.progress.bytes_total = stream.raw_len();
+                        self.cutter = Cutter::Items(stream);
+                    }
+                }
+            }
+            PutSource::Item(item) => self.split = Some(split_item(item, &split_options)?),
+            PutSource::Owned(item) => self.split = Some(split_item(item, &split_options)?),
+            PutSource::Upload(upload) => {
+                let parent = upload.parent.clone();
+                let placeholder = SplitItem {
+                    parent,
+                    chunks: Vec::new(),
+                    manifest: None,
+                };
+                let mut split = core::mem::replace(upload, placeholder);
+                if let Some(mut manifest) = split.manifest.take() {
+                    let rules = UploadRules {
+                        key: &self.table.key,
+                        layout: &self.table.layout,
+                        max_raw_bytes: self.options.max_item_bytes as u64,
+                    };
+                    let chunks = core::mem::take(&mut split.chunks);
+                    split.chunks = restamp(
+                        &mut split.parent,
+                        &mut manifest,
+                        chunks,
+                        self.version,
+                        &rules,
+                    )
+                    .map_err(ProtocolError::Upload)?;
+                    split.manifest = Some(manifest);
+                }
+                self.split = Some(split);
+            }
+            PutSource::Stream { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Plans a whole split: one PutItem, one transaction, or every chunk
+    /// then the commit.
+    pub(super) fn plan_whole(&mut self, split: SplitItem) -> Result<(), ProtocolError> {
+        let target = self.table.target(self.options.max_item_bytes as u64);
+        let plan = plan_write_as(
+            &split,
+            &target,
+            &self.expect,
+            self.options.mode,
+            self.options.commit(),
+        )?;
+        self.planned_units = plan.write_units();
+        self.progress = Progress {
+            bytes_done: 0,
+            bytes_total: (item_size(&split.parent)
+                + split.chunks.iter().map(item_size).sum::<usize>())
+                as u64,
+            chunks_done: 0,
+            chunks_total: split.chunks.len() as u32,
+        };
+        self.cleanup = plan.cleanup;
+        self.mode = plan.steps.kind();
+        let mut split = split;
+        self.commit = Some(match plan.steps {
+            WriteSteps::Single(put) => Commit::Single(put),
+            WriteSteps::Atomic(transaction) => Commit::Atomic {
+                transaction,
+                round: 1,
+            },
+            WriteSteps::Batch {
+                chunks,
+                overwrite,
+                commit,
+                abort,
+            } => {
+                split.chunks = Vec::new();
+                self.uploads.add(chunk_items(chunks));
+                self.abort = abort;
+                Commit::Batch {
+                    overwrite,
+                    pinned: commit,
+                    pinned_out: false,
+                }
+            }
+        });
+        let batch = matches!(self.commit, Some(Commit::Batch { .. }));
+        self.split = Some(split);
+        self.cutter = Cutter::Ended;
+        if batch {
+            self.phase = Phase::Chunks;
+        } else {
+            self.send_commit();
+        }
+        Ok(())
+    }
+
+    /// Queues chunks cut from the payload.
+    pub(super) fn queue(&mut self, chunks: Vec<Item>) {
+        if !chunks.is_empty() {
+            self.released = true;
+        }
+        self.uploads.add(chunks);
+        self.progress.chunks_total = self.uploads.queued;
+    }
+
+    /// Cuts the next piece of an in-memory item.
+    pub(super) fn cut(&mut self) -> Result<(), ProtocolError> {
+        let Cutter::Items(stream) = &mut self.cutter else {
+            return Ok(());
+        };
+        match stream.next_chunks(WORK_BYTES)? {
+            Some(chunks) => {
+                // Nothing counts before the first chunk goes out: a payload
+                // that ends up inline reports its write as any other.
+                if !chunks.is_empty() || self.released {
+                    self.progress.bytes_done = stream.received();
+                }
+                self.queue(chunks);
+            }
+            None => {
+                let Cutter::Items(stream) = core::mem::replace(&mut self.cutter, Cutter::Ended)
+                else {
+                    return Ok(());
+                };
+                self.stream_ended(stream.finish()?)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A cut payload ended: its last chunks and its commit; or, if none of
+    /// its chunks went out (it is stored inline, or only just too long
+    /// for that), the whole split as any other.
+    pub(super) fn stream_ended(&mut self, split: SplitItem) -> Result<(), ProtocolError> {
+        self.cutter = Cutter::Ended;
+        if !self.released && matches!(self.source, PutSource::Item(_)) {
+            return self.plan_whole(split);
+        }
+        let mut split = split;
+        let last = core::mem::take(&mut split.chunks);
+        self.queue(last);
+        self.progress.bytes_done = self.progress.bytes_total;
+        let target = self.table.target(self.options.max_item_bytes as u64);
+        let plan = plan_streamed_commit_as(&split, &target, &self.expect, self.options.commit())?;
+        self.planned_units = self.uploads.units + write_units(item_size(&split.parent), false);
+        self.cleanup = plan.cleanup;
+        self.mode = WriteKind::Batch;
+        if let WriteSteps::Batch {
+            overwrite,
+            commit,
+            abort,
+            ..
+        } = plan.steps
+        {
+            self.abort = abort;
+            self.commit = Some(Commit::Batch {
+                overwrite,
+                pinned: commit,
+                pinned_out: false,
+            });
+        }
+        self.split = Some(split);
+        Ok(())
+    }
+
+    /// The next step while chunks go out; `None` when the phase moved on.
+    pub(super) fn poll_chunks(&mut self) -> Option<Step<PutOutcome>> {
+        let ended = matches!(self.cutter, Cutter::Ended);
+        if self.flights.room()
+            && let Some(batch) = self.uploads.next_batch(ended)
+        {
+            let purpose = Purpose::Chunks(put_bytes(&batch), batch.requests.len() as u32);
+            self.flights
+                .send(Request::BatchWrite(batch), purpose, Resend::Transient);
+            return None;
+        }
+        let hungry = self.uploads.hungry();
+        match &self.cutter {
+            Cutter::Items(_) if hungry => Some(Step::Work),
+            Cutter::Idle | Cutter::Stream(_) if hungry => Some(Step::Input(INPUT_BYTES)),
+            Cutter::Ended if self.uploads.is_empty() && self.flights.open() == 0 => {
+                self.send_commit();
+                None
+            }
+            _ => Some(Step::Wait),
+        }
+    }
+}
+
+/// The codec of a streamed payload: `auto` decides on the first piece
+/// (the whole payload is never in memory to decide on); streams support
+/// `none` and the deflate family only.
+fn stream_compression(choice: CodecChoice, sample: &[u8]) -> Compression {
+    match choice {
+        CodecChoice::Fixed(c) => c,
+        CodecChoice::Auto => match choose_compression(sample).codec {
+            Codec::None => Compression::NONE,
+            _ => Compression::new(Codec::Deflate),
+        },
+    }
+}
