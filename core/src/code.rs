@@ -263,8 +263,6 @@ catalogue! {
     ChunkOversized = "CHUNK_OVERSIZED", Stored;
     /// A chunk's bytes do not match its digest.
     ChunkDigestMismatch = "CHUNK_DIGEST_MISMATCH", Stored;
-    /// Chunks stayed missing after re-reading the parent: the store lost them.
-    ChunksVanished = "CHUNKS_VANISHED", Stored;
     /// The chunks rebuild a frame other than the manifest describes.
     FrameMismatch = "FRAME_MISMATCH", Stored;
     /// A chunked attribute is also present on the parent.
@@ -302,6 +300,8 @@ catalogue! {
     // Conflict, not found, access.
     /// Another writer committed first; nothing of this write was kept.
     Conflict = "CONFLICT", Conflict;
+    /// Another writer replaced the item under each read of it: read it again later.
+    ChunksVanished = "CHUNKS_VANISHED", Conflict;
     /// No item has this key.
     NotFound = "NOT_FOUND", NotFound;
     /// The table does not exist on the store.

@@ -48,12 +48,14 @@ pub enum HostError {
         /// What about its key schema or its chunk table does not fit.
         reason: String,
     },
-    /// A chunk stayed missing after re-reading the parent (the store lost it).
-    #[error("chunks of item {key} are still missing after {attempts} reads")]
+    /// Another writer replaced the item under each read of it.
+    #[error(
+        "item {key} was replaced by another writer under each of {attempts} reads; read it again later"
+    )]
     ChunksVanished {
         /// The item's key, as text.
         key: String,
-        /// Reads tried.
+        /// Parent reads made.
         attempts: u32,
     },
     /// DynamoDB refused a request, or kept failing it until retries ran out.

@@ -80,7 +80,7 @@ const SENTENCES = {
   CHUNKS_UNEXPECTED: DAMAGED,
   CHUNK_COUNT_MISMATCH: DAMAGED,
   CHUNK_LENGTH_MISMATCH: DAMAGED,
-  CHUNKS_VANISHED: 'Parts of this item are missing from the database ({detail}); it cannot be read whole.',
+  CHUNKS_VANISHED: 'Another writer kept replacing this item while it was read ({detail}); try again in a moment.',
   CLOCK_SKEW: 'The server’s clock is too far from the database’s to write safely ({detail}); nothing was stored.',
   CHUNK_DIGEST_MISMATCH: DAMAGED,
   DIGEST_MISMATCH: DAMAGED,

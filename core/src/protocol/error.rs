@@ -54,8 +54,10 @@ pub enum ProtocolError {
         /// The item's key, as text (`pk=a sk=b`).
         key: String,
     },
-    /// Chunks stayed missing after the parent was read again and again:
-    /// the store lost them.
+    /// Another writer replaced the item under each read of it: every time
+    /// the parent was read again it named a newer version, whose chunks a
+    /// later overwrite deleted in turn. (Chunks missing under a parent
+    /// that stays are [`ReassembleError::ChunkMissing`].)
     ChunksVanished {
         /// The item's key, as text.
         key: String,
@@ -143,7 +145,7 @@ impl fmt::Display for ProtocolError {
             ),
             Self::ChunksVanished { key, attempts } => write!(
                 f,
-                "chunks of item {key} are still missing after {attempts} reads"
+                "item {key} was replaced by another writer under each of {attempts} reads; read it again later"
             ),
             Self::ClockSkew {
                 offset_ms,
