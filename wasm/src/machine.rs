@@ -167,8 +167,10 @@ impl Machine {
 
     /// The next step: `{ kind: "send", id, operation, input, delayMs,
     /// resendable }`, `{ kind: "work" }`, `{ kind: "input", max }`, `{
-    /// kind: "output" }`, `{ kind: "restart" }`, `{ kind: "wait" }` or `{
-    /// kind: "done", result }`; a failed operation throws its error.
+    /// kind: "output" }`, `{ kind: "restart" }`, `{ kind: "wait" }`, `{
+    /// kind: "sleep", ms }` (wait for an answer or `ms` milliseconds, then
+    /// call `wake`) or `{ kind: "done", result }`; a failed operation
+    /// throws its error.
     pub fn poll(&mut self) -> JsResult<JsValue> {
         macro_rules! step {
             ($m:expr, $done:expr, $limit:expr) => {
@@ -186,6 +188,11 @@ impl Machine {
                     Step::Output => Ok(kind("output")),
                     Step::Restart => Ok(kind("restart")),
                     Step::Wait => Ok(kind("wait")),
+                    Step::Sleep(pause) => {
+                        let step = kind_object("sleep");
+                        set(&step, "ms", &(pause.as_millis() as f64).into());
+                        Ok(step.into())
+                    }
                     Step::Done(Ok(outcome)) => {
                         let step = kind_object("done");
                         set(&step, "result", &$done(outcome));
@@ -230,6 +237,18 @@ impl Machine {
             Inner::Gc(m, _) => m.handle(id, response),
         }
         Ok(())
+    }
+
+    /// The time (`Date.now()`) after a `sleep` step: pauses that are over
+    /// end.
+    pub fn wake(&mut self, local_ms: f64) {
+        let local_ms = local_ms.max(0.0) as u64;
+        match &mut self.inner {
+            Inner::Put(m) => m.wake(local_ms),
+            Inner::Read(m) => m.wake(local_ms),
+            Inner::Delete(m) => m.wake(local_ms),
+            Inner::Gc(m, _) => m.wake(local_ms),
+        }
     }
 
     /// Does the CPU-heavy work a `work` step asked for.

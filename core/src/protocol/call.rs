@@ -44,7 +44,7 @@ impl Machine for Call {
         }
         match self.result.take() {
             Some(result) => Step::Done(result),
-            None => Step::Wait,
+            None => self.flights.idle(),
         }
     }
 
@@ -54,6 +54,10 @@ impl Machine for Call {
             Some(Settled::Failed((), failed)) => Some(Err(failed.error)),
             None => return,
         };
+    }
+
+    fn wake(&mut self, local_ms: u64) {
+        self.flights.wake(local_ms);
     }
 
     fn cancel(&mut self) {

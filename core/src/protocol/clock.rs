@@ -39,7 +39,7 @@ impl StoreClock {
     /// offset is rounded toward the local clock, so a correct clock is
     /// never moved by the rounding.
     pub fn observe(&mut self, date: Option<StoreDate>, local_ms: u64) {
-        self.local_ms = self.local_ms.max(local_ms);
+        self.advance(local_ms);
         let Some(date) = date else {
             return;
         };
@@ -54,6 +54,17 @@ impl StoreClock {
             0
         };
         self.offset_ms = Some(offset.clamp(i64::MIN as i128, i64::MAX as i128) as i64);
+    }
+
+    /// The executor's clock as last told (by an answer, or by a machine's
+    /// wake), in Unix milliseconds.
+    pub fn local_ms(&self) -> u64 {
+        self.local_ms
+    }
+
+    /// Moves the executor's clock on to `local_ms` (never back).
+    pub fn advance(&mut self, local_ms: u64) {
+        self.local_ms = self.local_ms.max(local_ms);
     }
 
     /// Store time minus local time (0 before any `Date` was seen).

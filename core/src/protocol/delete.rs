@@ -185,7 +185,7 @@ impl Machine for DeleteMachine {
                 self.finish(Ok(self.outcome()));
                 continue;
             }
-            return Step::Wait;
+            return self.flights.idle();
         }
     }
 
@@ -206,6 +206,10 @@ impl Machine for DeleteMachine {
         if let Err(error) = result {
             self.finish(Err(error));
         }
+    }
+
+    fn wake(&mut self, local_ms: u64) {
+        self.flights.wake(local_ms);
     }
 
     fn cancel(&mut self) {

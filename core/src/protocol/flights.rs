@@ -1,13 +1,16 @@
 //! The requests a machine has out: handing them to the executor, resending
 //! what failed transiently (after a backoff with full jitter) and what a
 //! batch left unprocessed, pacing batch requests, and counting the
-//! capacity and the store's time the answers report. A machine sees a
+//! capacity and the store's time the answers report. A batch request
+//! resting before its resend holds no place in the pace: the others go on
+//! meanwhile, and it goes again when its pause is over and there is room. A machine sees a
 //! request again only once it is settled: answered whole, or failed for
 //! good.
 
 use alloc::vec::Vec;
 use core::time::Duration;
 
+use super::Step;
 use super::clock::StoreClock;
 use super::error::ProtocolError;
 use super::pace::{Pace, Signal};
@@ -83,6 +86,9 @@ struct Flight {
     /// Settled at its next answer, resent no more: sent before the machine
     /// stopped.
     last: bool,
+    /// A batch request resting before its resend, until this time on the
+    /// executor's clock: neither out nor counted by the pace.
+    resting_until: Option<u64>,
 }
 
 /// The requests out, with what each was sent for: a thin layer over
@@ -202,14 +208,48 @@ impl Out {
             paced: paced.then_some(0),
             found: Vec::new(),
             last: false,
+            resting_until: None,
         });
         self.dispatch(id, delay);
         id
     }
 
-    /// The next request to hand to the executor.
+    /// The next request to hand to the executor: one waiting in the
+    /// outbox, else a batch request whose rest is over, if the pace has
+    /// room for it.
     pub(crate) fn next_send(&mut self) -> Option<Send> {
+        if self.outbox.is_empty() && self.batches() < self.pace.limit() {
+            let now = self.clock.local_ms();
+            let rested = self
+                .open
+                .iter_mut()
+                .filter(|f| f.resting_until.is_some_and(|at| at <= now))
+                .min_by_key(|f| f.resting_until);
+            if let Some(flight) = rested {
+                flight.resting_until = None;
+                let id = flight.id;
+                self.dispatch(id, Duration::ZERO);
+            }
+        }
         (!self.outbox.is_empty()).then(|| self.outbox.remove(0))
+    }
+
+    /// What a machine with nothing to send says: wait for an answer, or
+    /// (when a batch request rests) sleep until its rest is over.
+    pub(crate) fn idle<T>(&self) -> Step<T> {
+        let now = self.clock.local_ms();
+        match self.open.iter().filter_map(|f| f.resting_until).min() {
+            Some(at) if at > now => Step::Sleep(Duration::from_millis(at - now)),
+            // Rested, but the pace is full: an answer makes room.
+            Some(_) if self.batches() > 0 => Step::Wait,
+            Some(_) => Step::Sleep(Duration::ZERO),
+            None => Step::Wait,
+        }
+    }
+
+    /// The executor's clock says `local_ms`: rests that are over end.
+    pub(crate) fn wake(&mut self, local_ms: u64) {
+        self.clock.advance(local_ms);
     }
 
     /// Requests out, or about to be.
@@ -217,14 +257,24 @@ impl Out {
         self.open.len()
     }
 
-    /// Batch requests out.
+    /// Batch requests out (not resting).
     pub(crate) fn batches(&self) -> usize {
-        self.open.iter().filter(|f| f.paced.is_some()).count()
+        self.open
+            .iter()
+            .filter(|f| f.paced.is_some() && f.resting_until.is_none())
+            .count()
     }
 
-    /// True when the pace allows another batch request.
+    /// True when the pace allows another batch request: rested requests
+    /// go first.
     pub(crate) fn room(&self) -> bool {
-        self.batches() < self.pace.limit()
+        let now = self.clock.local_ms();
+        let rested = self
+            .open
+            .iter()
+            .filter(|f| f.resting_until.is_some_and(|at| at <= now))
+            .count();
+        self.batches() + rested < self.pace.limit()
     }
 
     /// True while request `id` is out.
@@ -232,13 +282,14 @@ impl Out {
         self.open.iter().any(|f| f.id == id)
     }
 
-    /// Resends none of the requests out; those not yet handed out are
-    /// dropped. Requests sent from now on are resent as usual (a failed
-    /// write's own cleanup).
+    /// Resends none of the requests out; those not yet handed out (or
+    /// resting) are dropped. Requests sent from now on are resent as usual
+    /// (a failed write's own cleanup).
     fn stop(&mut self) {
         for send in core::mem::take(&mut self.outbox) {
             self.open.retain(|f| f.id != send.id);
         }
+        self.open.retain(|f| f.resting_until.is_none());
         for flight in &mut self.open {
             flight.last = true;
         }
@@ -366,11 +417,17 @@ impl Out {
         None
     }
 
-    /// Puts flight `id` in the outbox, as it now is.
+    /// Puts flight `id` in the outbox, as it now is; a batch request to be
+    /// sent after a pause rests instead, out of the pace's count.
     fn dispatch(&mut self, id: RequestId, delay: Duration) {
         let Some(flight) = self.open.iter_mut().find(|f| f.id == id) else {
             return;
         };
+        if flight.paced.is_some() && !delay.is_zero() {
+            let pause = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+            flight.resting_until = Some(self.clock.local_ms().saturating_add(pause.max(1)));
+            return;
+        }
         if flight.paced.is_some() {
             flight.paced = Some(self.pace.started());
         }
@@ -503,6 +560,39 @@ mod tests {
         assert!(f.land(id, failure("ThrottlingException", 400)).is_some());
         let id = f.send(get(), 2, Resend::Transient);
         assert!(f.land(id, failure("ValidationException", 400)).is_some());
+    }
+
+    fn batch() -> Request {
+        batch_get("t", alloc::vec![Item::new()], 10)
+    }
+
+    #[test]
+    fn a_throttled_batch_rests_out_of_the_pace_and_goes_first_after() {
+        let mut f = flights();
+        let throttled = f.send(batch(), 1, Resend::Transient);
+        let other = f.send(batch(), 2, Resend::Transient);
+        while f.next_send().is_some() {}
+        assert!(
+            f.land(throttled, failure("ThrottlingException", 400))
+                .is_none()
+        );
+        // Resting: not out, not counted, and no request is handed out for it.
+        assert_eq!((f.open(), f.batches()), (2, 1));
+        assert!(f.next_send().is_none());
+        let Step::<()>::Sleep(pause) = f.idle() else {
+            panic!("a sleep while it rests")
+        };
+        assert!(pause > Duration::ZERO && pause <= Duration::from_millis(25));
+        f.wake(pause.as_millis() as u64);
+        // Rested: it takes the next place before any new batch.
+        let again = f.next_send().expect("sent again");
+        assert_eq!((again.id, again.delay), (throttled, Duration::ZERO));
+        assert_eq!(f.batches(), 2);
+        // Stopped while resting: dropped, never sent.
+        assert!(f.land(other, failure("ThrottlingException", 400)).is_none());
+        f.stop();
+        assert_eq!(f.open(), 1, "only the one out is left");
+        assert!(matches!(f.idle::<()>(), Step::Wait));
     }
 
     #[test]

@@ -308,8 +308,8 @@ impl Machine for GcMachine {
                 return Step::Send(send);
             }
             match &mut self.phase {
-                Phase::Scanning => return Step::Wait,
-                Phase::Parents if self.flights.open() > 0 => return Step::Wait,
+                Phase::Scanning => return self.flights.idle(),
+                Phase::Parents if self.flights.open() > 0 => return self.flights.idle(),
                 Phase::Parents => {
                     if let Err(error) = self.judge() {
                         self.finish(Err(error));
@@ -327,7 +327,7 @@ impl Machine for GcMachine {
                         continue;
                     }
                     if !self.deletes.is_empty() || self.flights.open() > 0 {
-                        return Step::Wait;
+                        return self.flights.idle();
                     }
                     if self.last_page {
                         let mut report = core::mem::take(&mut self.report);
@@ -356,6 +356,10 @@ impl Machine for GcMachine {
             Some(Settled::Answer(..)) | None => {}
             Some(Settled::Failed(_, failed)) => self.finish(Err(failed.error)),
         }
+    }
+
+    fn wake(&mut self, local_ms: u64) {
+        self.flights.wake(local_ms);
     }
 
     fn cancel(&mut self) {

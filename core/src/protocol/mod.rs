@@ -80,6 +80,11 @@ pub enum Step<T> {
     Restart,
     /// Nothing to do until an answer is fed back.
     Wait,
+    /// Nothing to do until an answer is fed back or this much time has
+    /// passed, whichever comes first: then tell the machine the time
+    /// ([`Machine::wake`]) and poll again. A request resting before its
+    /// resend goes out when the pause is over.
+    Sleep(core::time::Duration),
     /// Finished. Poll no more.
     Done(Result<T, ProtocolError>),
 }
@@ -111,6 +116,10 @@ pub trait Machine {
 
     /// Does the CPU-heavy work [`Step::Work`] asked for.
     fn work(&mut self) {}
+
+    /// The executor's clock, in Unix milliseconds, after a
+    /// [`Step::Sleep`]: the pauses that are over end.
+    fn wake(&mut self, local_ms: u64);
 
     /// Stops the operation: nothing new is started but what cleans up
     /// after it (a write's chunks that nothing refers to yet); it then

@@ -33,15 +33,20 @@ enum Ended {
 }
 
 impl Actor {
-    /// Polls until the machine waits or ends; collects what it sends.
-    fn advance(&mut self, out: &mut Vec<Send>) -> Option<Ended> {
+    /// Polls until the machine waits or ends; collects what it sends. A
+    /// machine that sleeps with nothing out moves the store's clock on.
+    fn advance(&mut self, out: &mut Vec<Send>, now_ms: &mut u64) -> Option<Ended> {
         macro_rules! drive {
             ($m:expr, $map:expr) => {
                 loop {
                     match $m.poll() {
                         Step::Send(send) => out.push(send),
                         Step::Work => $m.work(),
-                        Step::Wait => return None,
+                        Step::Sleep(pause) if out.is_empty() => {
+                            *now_ms += pause.as_millis() as u64;
+                            $m.wake(*now_ms);
+                        }
+                        Step::Wait | Step::Sleep(_) => return None,
                         Step::Done(result) => return Some($map(result)),
                         _ => panic!("no bytes move here"),
                     }
@@ -199,7 +204,7 @@ fn race(seed: u64) {
         assert!(steps < 100_000, "seed {seed}: no end");
         let at = rng.usize(..running.len());
         let actor = &mut running[at];
-        if let Some(ended) = actor.actor.advance(&mut actor.out) {
+        if let Some(ended) = actor.actor.advance(&mut actor.out, &mut store.now_ms) {
             check(seed, ended, &written);
             // A machine may end with requests still out (a read's stale
             // chunk requests): the executor drops them, applied or not.

@@ -401,7 +401,7 @@ fn a_read_racing_an_overwrite_returns_one_version_whole() {
         match reader.poll() {
             dynaslice_core::protocol::Step::Send(send) => pending.push(send),
             dynaslice_core::protocol::Step::Work => reader.work(),
-            dynaslice_core::protocol::Step::Wait => {
+            dynaslice_core::protocol::Step::Wait | dynaslice_core::protocol::Step::Sleep(_) => {
                 let send = pending.remove(0);
                 if matches!(send.request, Request::BatchGet(_)) && !overwritten {
                     overwritten = true;
@@ -544,12 +544,21 @@ fn gc_deletes_only_old_orphans_and_keeps_what_it_cannot_read() {
 fn sends_until_wait<M: dynaslice_core::protocol::Machine>(
     machine: &mut M,
 ) -> Vec<dynaslice_core::protocol::Send> {
+    sends_until_idle(machine).0
+}
+
+/// Polls `machine` until it waits or sleeps, doing its work; returns what
+/// it sent, and the pause it asked for if it sleeps.
+fn sends_until_idle<M: dynaslice_core::protocol::Machine>(
+    machine: &mut M,
+) -> (Vec<dynaslice_core::protocol::Send>, Option<Duration>) {
     let mut sent = Vec::new();
     loop {
         match machine.poll() {
             dynaslice_core::protocol::Step::Send(send) => sent.push(send),
             dynaslice_core::protocol::Step::Work => machine.work(),
-            dynaslice_core::protocol::Step::Wait => return sent,
+            dynaslice_core::protocol::Step::Wait => return (sent, None),
+            dynaslice_core::protocol::Step::Sleep(pause) => return (sent, Some(pause)),
             _ => panic!("no bytes move and nothing ends here"),
         }
     }
@@ -577,20 +586,38 @@ fn batch_requests_out_never_pass_the_pace() {
     put.handle(first.id, store.send(&first.request, Fault::None));
     out.extend(sends_until_wait(&mut put));
     assert_eq!(out.len(), 5);
-    // A throttle halves it: nothing goes out until fewer than 2 are out.
+    // A throttle halves it (to 2.5): nothing goes out while 4 are, and
+    // the throttled batch rests, out of the count, for its pause.
     let throttled = out.remove(0);
     put.handle(
         throttled.id,
         store.send(&throttled.request, Fault::Throttle),
     );
-    let resent = sends_until_wait(&mut put);
-    assert_eq!(
-        resent.len(),
-        1,
-        "the throttled batch again, after its pause, and nothing new"
-    );
-    assert_eq!(resent[0].id, throttled.id);
-    assert!(resent[0].delay > Duration::ZERO);
+    let (resent, pause) = sends_until_idle(&mut put);
+    assert!(resent.is_empty(), "nothing while 4 are out");
+    let pause = pause.expect("a sleep while the throttled batch rests");
+    assert!(pause > Duration::ZERO);
+    // The 4 others answer (the limit grows by 1/limit each: 2.9, 3.24,
+    // 3.55, 3.83): new batches fill its 3 places while it rests.
+    let mut new = Vec::new();
+    for send in out.drain(..) {
+        put.handle(send.id, store.send(&send.request, Fault::None));
+        new.extend(sends_until_wait(&mut put));
+    }
+    assert_eq!(new.len(), 3);
+    assert!(new.iter().all(|s| s.id != throttled.id));
+    // Its pause over, it waits for a place, and takes the first one (the
+    // limit grows to 4.09: one new batch after it).
+    put.wake(store.now_ms + pause.as_millis() as u64 + 1);
+    let (none, pause) = sends_until_idle(&mut put);
+    assert!(none.is_empty() && pause.is_none(), "no place yet");
+    let first = new.remove(0);
+    put.handle(first.id, store.send(&first.request, Fault::None));
+    let after = sends_until_wait(&mut put);
+    assert_eq!(after.len(), 2);
+    assert_eq!(after[0].id, throttled.id);
+    assert_eq!(after[0].delay, Duration::ZERO);
+    assert_ne!(after[1].id, throttled.id);
 
     // A read starts with its whole window out: six chunk requests.
     let mut store = Store::new();

@@ -329,7 +329,12 @@ pub fn run<M: Machine>(
             Step::Output => return Halt::Output,
             Step::Restart => return Halt::Restart,
             Step::Done(result) => return Halt::Done(result),
-            Step::Wait => {
+            // Nothing out: the pause passes.
+            Step::Sleep(pause) if pending.is_empty() => {
+                store.now_ms += pause.as_millis() as u64;
+                machine.wake(store.now_ms);
+            }
+            Step::Wait | Step::Sleep(_) => {
                 // Answers in the order the requests went out.
                 assert!(!pending.is_empty(), "a machine waits with nothing out");
                 let send = pending.remove(0);

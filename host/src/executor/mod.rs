@@ -86,6 +86,13 @@ impl<'p> Driver<'p> {
                         )));
                     }
                 },
+                Step::Sleep(pause) => tokio::select! {
+                    Some(landed) = self.flying.join_next() => match landed {
+                        Ok((id, response)) => machine.handle(id, response),
+                        Err(failed) => return Stop::Done(Err(lost_task(failed))),
+                    },
+                    () = tokio::time::sleep(pause) => machine.wake(local_ms()),
+                },
                 Step::Input(max) => return Stop::Input(max),
                 Step::Output => return Stop::Output,
                 Step::Restart => return Stop::Restart,

@@ -45,14 +45,44 @@ export class Drive {
           break;
         case 'wait': {
           if (this.#flying.size === 0) throw dynasliceError('INTERNAL', 'a protocol machine waits with no request out');
-          const { id, response } = await Promise.race(this.#flying.values());
-          this.#flying.delete(id);
-          this.machine.answer(id, response);
+          this.#land(await Promise.race(this.#flying.values()));
+          break;
+        }
+        case 'sleep': {
+          const landed = await this.#nextOrPause(step.ms);
+          if (landed) this.#land(landed);
+          else this.machine.wake(Date.now());
           break;
         }
         default:
           return step;
       }
+    }
+  }
+
+  #land({ id, response }) {
+    this.#flying.delete(id);
+    this.machine.answer(id, response);
+  }
+
+  /**
+   * The first answer to come back, or `undefined` once `ms` have passed or
+   * the caller's signal fired; no timer is left behind.
+   */
+  async #nextOrPause(ms) {
+    const signal = this.#cancelled ? undefined : this.signal;
+    let timer;
+    let wake;
+    const pause = new Promise((resolve) => {
+      wake = () => resolve(undefined);
+      timer = setTimeout(wake, ms);
+      signal?.addEventListener('abort', wake, { once: true });
+    });
+    try {
+      return await Promise.race([...this.#flying.values(), pause]);
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', wake);
     }
   }
 

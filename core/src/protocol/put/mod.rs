@@ -351,7 +351,7 @@ impl Machine for PutMachine<'_> {
             }
             match &mut self.phase {
                 Phase::Split | Phase::Restamp => return Step::Work,
-                Phase::Parent | Phase::Commit => return Step::Wait,
+                Phase::Parent | Phase::Commit => return self.flights.idle(),
                 Phase::Chunks => {
                     if let Some(step) = self.poll_chunks() {
                         return step;
@@ -362,7 +362,7 @@ impl Machine for PutMachine<'_> {
                         continue;
                     }
                     if self.flights.open() > 0 {
-                        return Step::Wait;
+                        return self.flights.idle();
                     }
                     let committed = self
                         .committed
@@ -376,7 +376,7 @@ impl Machine for PutMachine<'_> {
                     // before its put lands would leave that chunk behind.
                     if !*sent {
                         if self.flights.open() > 0 {
-                            return Step::Wait;
+                            return self.flights.idle();
                         }
                         *sent = true;
                     }
@@ -384,7 +384,7 @@ impl Machine for PutMachine<'_> {
                         continue;
                     }
                     if self.flights.open() > 0 {
-                        return Step::Wait;
+                        return self.flights.idle();
                     }
                     let then = match &mut self.phase {
                         Phase::Abort { then, .. } => then.take(),
@@ -428,6 +428,10 @@ impl Machine for PutMachine<'_> {
         if let Err(error) = result {
             self.fail(error);
         }
+    }
+
+    fn wake(&mut self, local_ms: u64) {
+        self.flights.wake(local_ms);
     }
 
     fn cancel(&mut self) {

@@ -274,7 +274,7 @@ impl PutMachine<'_> {
                 self.send_commit();
                 None
             }
-            _ => Some(Step::Wait),
+            _ => Some(self.flights.idle()),
         }
     }
 }

@@ -403,7 +403,7 @@ impl ReadMachine {
         if self.arrived.iter().any(|(s, _)| *s == self.next) || self.next == self.count {
             return Ok(Some(Step::Work));
         }
-        Ok(Some(Step::Wait))
+        Ok(Some(self.flights.idle()))
     }
 }
 
@@ -416,7 +416,7 @@ impl Machine for ReadMachine {
                 return Step::Send(send);
             }
             match &mut self.phase {
-                Phase::Parent => return Step::Wait,
+                Phase::Parent => return self.flights.idle(),
                 Phase::Chunks => match self.poll_chunks() {
                     Ok(Some(step)) => return step,
                     Ok(None) => {}
@@ -469,6 +469,10 @@ impl Machine for ReadMachine {
         if let Err(error) = result {
             self.fail(error);
         }
+    }
+
+    fn wake(&mut self, local_ms: u64) {
+        self.flights.wake(local_ms);
     }
 
     fn cancel(&mut self) {
