@@ -75,22 +75,8 @@ impl Machine {
     pub fn put_stream(parent: &[u8], options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
         let put = convert::put_stream_options(&table, &options)?;
-        let attribute = convert::get(&options, "attribute")
-            .as_string()
-            .ok_or_else(|| {
-                Failure::new(
-                    Code::OptionsInvalid,
-                    "option attribute must name the streamed binary attribute",
-                )
-            })?;
-        let len = convert::size(&options, "size", usize::MAX)?;
-        if len == usize::MAX {
-            return Err(Failure::new(
-                Code::OptionsInvalid,
-                "option size must be the payload's exact length",
-            )
-            .into());
-        }
+        let attribute = convert::attribute(&options, "the streamed binary attribute")?;
+        let len = convert::exact_size(&options)?;
         let source = PutSource::Stream {
             parent: stream::item(parent)?,
             attribute,
@@ -116,14 +102,7 @@ impl Machine {
     pub fn get_stream(key: &[u8], options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
         let get = convert::get_options(&table, &options)?;
-        let name = convert::get(&options, "attribute")
-            .as_string()
-            .ok_or_else(|| {
-                Failure::new(
-                    Code::OptionsInvalid,
-                    "option attribute must name the attribute to read",
-                )
-            })?;
+        let name = convert::attribute(&options, "the attribute to read")?;
         let window = match convert::get(&options, "window").is_undefined() {
             true => None,
             false => match convert::size(&options, "window", 0)? {

@@ -25,14 +25,7 @@ impl ChunkReader {
     pub fn new(parent: &[u8], options: JsValue) -> Result<ChunkReader, JsValue> {
         let table = TableOptions::from_js(&options)?;
         let parent = convert::stream::item(parent)?;
-        let attribute = convert::get(&options, "attribute")
-            .as_string()
-            .ok_or_else(|| {
-                Failure::new(
-                    Code::OptionsInvalid,
-                    "option attribute must name the attribute to read",
-                )
-            })?;
+        let attribute = convert::attribute(&options, "the attribute to read")?;
         let inner = dynaslice_core::ChunkReader::new(&parent, &attribute, &table.reassemble())
             .map_err(crate::error::read_failure)?;
         Ok(ChunkReader {

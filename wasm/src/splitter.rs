@@ -40,22 +40,8 @@ impl Splitter {
         let table = TableOptions::from_js(&options)?;
         let parent = convert::stream::item(item)?;
         let split_options = convert::split_options(&table, &options)?;
-        let attribute = convert::get(&options, "attribute")
-            .as_string()
-            .ok_or_else(|| {
-                Failure::new(
-                    Code::OptionsInvalid,
-                    "option attribute must name the streamed binary attribute",
-                )
-            })?;
-        let size = convert::size(&options, "size", usize::MAX)?;
-        if size == usize::MAX {
-            return Err(Failure::new(
-                Code::OptionsInvalid,
-                "option size must be the payload's exact length",
-            )
-            .into());
-        }
+        let attribute = convert::attribute(&options, "the streamed binary attribute")?;
+        let size = convert::exact_size(&options)?;
         let compression = if convert::get(&options, "codec").is_undefined() {
             Compression::NONE
         } else {

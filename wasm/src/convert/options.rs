@@ -46,6 +46,22 @@ pub fn flag(options: &JsValue, name: &str, default: bool) -> Result<bool, Failur
     value.as_bool().ok_or_else(|| bad(name, "a boolean"))
 }
 
+/// The attribute `options.attribute` names: the one to `what` (the
+/// streamed binary attribute, the attribute to read).
+pub fn attribute(options: &JsValue, what: &str) -> Result<String, Failure> {
+    get(options, "attribute")
+        .as_string()
+        .ok_or_else(|| bad("attribute", &format!("the name of {what}")))
+}
+
+/// `options.size`, a streamed payload's exact length: required.
+pub fn exact_size(options: &JsValue) -> Result<usize, Failure> {
+    match size(options, "size", usize::MAX)? {
+        usize::MAX => Err(bad("size", "the payload's exact length")),
+        len => Ok(len),
+    }
+}
+
 /// A non-negative integer option.
 pub fn size(options: &JsValue, name: &str, default: usize) -> Result<usize, Failure> {
     let value = get(options, name);

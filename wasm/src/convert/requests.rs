@@ -139,22 +139,7 @@ pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
         &split.chunks.iter().map(dynamodb_item).collect::<Array>(),
     );
     if let Some(m) = &split.manifest {
-        let manifest = Object::new();
-        set(&manifest, "version", &m.version.to_text().into());
-        set(&manifest, "codec", &m.codec.name().into());
-        set(&manifest, "chunkCount", &m.chunk_count.into());
-        set(&manifest, "storedBytes", &(m.stored_len as f64).into());
-        set(&manifest, "rawBytes", &(m.raw_len as f64).into());
-        set(&manifest, "inline", &m.inline.is_some().into());
-        set(
-            &manifest,
-            "spilled",
-            &m.spilled
-                .iter()
-                .map(|s| JsValue::from_str(s))
-                .collect::<Array>(),
-        );
-        set(&result, "manifest", &manifest);
+        set(&result, "manifest", &super::protocol::manifest(m));
     }
     let requests = Object::new();
     match &plan.steps {
