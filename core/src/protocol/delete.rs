@@ -217,12 +217,18 @@ impl Machine for DeleteMachine {
             return;
         }
         // Once the parent is gone the item is deleted; chunks not deleted
-        // yet are unreferenced, left to gc.
-        self.chunks_left += self
-            .chunks
-            .drain(..)
-            .map(|b| b.requests.len())
-            .sum::<usize>();
+        // yet (unsent, or resting before a resend) are unreferenced, left
+        // to gc.
+        let dropped = self
+            .flights
+            .stop_dropping()
+            .into_iter()
+            .map(|purpose| match purpose {
+                Purpose::Chunks(count) => count,
+                _ => 0,
+            });
+        let unsent = self.chunks.drain(..).map(|b| b.requests.len());
+        self.chunks_left += dropped.chain(unsent).sum::<usize>();
         let result = match self.existed {
             true => Ok(self.outcome()),
             false => Err(ProtocolError::Cancelled),

@@ -37,8 +37,10 @@ impl Actor {
     /// machine that sleeps with nothing out moves the store's clock on.
     fn advance(&mut self, out: &mut Vec<Send>, now_ms: &mut u64) -> Option<Ended> {
         macro_rules! drive {
-            ($m:expr, $map:expr) => {
-                loop {
+            ($m:expr, $map:expr) => {{
+                // A machine that keeps sleeping with nothing out and never
+                // sends would spin here for ever.
+                for _ in 0..100_000 {
                     match $m.poll() {
                         Step::Send(send) => out.push(send),
                         Step::Work => $m.work(),
@@ -51,7 +53,8 @@ impl Actor {
                         _ => panic!("no bytes move here"),
                     }
                 }
-            };
+                panic!("a machine polled 100,000 times without waiting or ending")
+            }};
         }
         match self {
             Actor::Put(m) => drive!(m, |r: Result<_, _>| Ended::Put(r.map(|_| ()))),

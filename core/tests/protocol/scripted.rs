@@ -6,7 +6,7 @@ use std::time::Duration;
 use dynaslice_core::codec::Compression;
 use dynaslice_core::manifest::Manifest;
 use dynaslice_core::manifest::stored_version;
-use dynaslice_core::plan::{Precondition, WriteKind, WriteMode};
+use dynaslice_core::plan::{Precondition, WriteKind, WriteMode, WriteRequest};
 use dynaslice_core::protocol::{
     DeleteMachine, GcMachine, GcOptions, GetOptions, Machine, ProtocolError, PutMachine,
     PutOptions, PutSource, ReadMachine, Request, RetryPolicy, Sink,
@@ -639,6 +639,74 @@ fn batch_requests_out_never_pass_the_pace() {
             .iter()
             .all(|s| matches!(&s.request, Request::BatchGet(g) if g.keys.len() == 1))
     );
+}
+
+/// Answers what `machine` sends, cleanly, until a batch of deletes goes
+/// out; that one is throttled. Returns it.
+fn throttle_first_delete_batch<M: dynaslice_core::protocol::Machine>(
+    machine: &mut M,
+    store: &mut Store,
+) -> dynaslice_core::protocol::Send {
+    loop {
+        let (sent, _) = sends_until_idle(machine);
+        assert!(!sent.is_empty(), "no delete batch went out");
+        for send in sent {
+            let deletes = matches!(&send.request, Request::BatchWrite(b)
+                if b.requests.iter().all(|(_, r)| matches!(r, WriteRequest::Delete(_))));
+            if deletes {
+                machine.handle(send.id, store.send(&send.request, Fault::Throttle));
+                return send;
+            }
+            machine.handle(send.id, store.send(&send.request, Fault::None));
+        }
+    }
+}
+
+#[test]
+fn cancelled_while_deletes_rest_the_chunks_are_reported_left() {
+    // A delete whose chunk deletes were throttled and rest before their
+    // resend: cancelled then, it reports them left for gc.
+    let mut store = Store::new();
+    write(
+        &mut store,
+        &item("d", 1_000_000, 1),
+        put_options(WriteMode::Batch),
+        1,
+    );
+    let mut delete = DeleteMachine::new(&key("d"), table(), 64 << 20, retry(), store.env(4));
+    let throttled = throttle_first_delete_batch(&mut delete, &mut store);
+    let (sent, pause) = sends_until_idle(&mut delete);
+    assert!(sent.is_empty() && pause.is_some(), "the batch rests");
+    delete.cancel();
+    let outcome = finish(&mut delete, &mut store, &mut clean).expect("the parent was deleted");
+    let Request::BatchWrite(batch) = &throttled.request else {
+        unreachable!()
+    };
+    assert_eq!(outcome.chunks_deleted, 0);
+    assert_eq!(outcome.chunks_left, batch.requests.len());
+    assert_eq!(outcome.chunks_left, 3);
+
+    // An overwrite cancelled while its cleanup of the replaced version
+    // rests: committed, with the replaced chunks reported left.
+    let mut store = Store::new();
+    write(
+        &mut store,
+        &item("p", 1_000_000, 1),
+        put_options(WriteMode::Batch),
+        1,
+    );
+    let next = item("p", 1_000_000, 2);
+    let mut put = PutMachine::new(
+        PutSource::Item(&next),
+        table(),
+        put_options(WriteMode::Batch),
+        store.env(5),
+    );
+    throttle_first_delete_batch(&mut put, &mut store);
+    put.cancel();
+    let outcome = finish(&mut put, &mut store, &mut clean).expect("committed");
+    assert!(outcome.replaced.is_some());
+    assert_eq!(outcome.cleanup_left, 3, "{outcome:?}");
 }
 
 #[test]

@@ -321,8 +321,20 @@ pub fn run<M: Machine>(
     fault: &mut dyn FnMut(usize, &Request) -> Fault,
 ) -> Halt<M::Output> {
     let Out { pending, sent } = out;
+    // Sleeps in a row with nothing out: a machine that keeps sleeping
+    // without ever sending would spin here for ever.
+    let mut sleeps = 0;
     loop {
-        match machine.poll() {
+        let step = machine.poll();
+        sleeps = match step {
+            Step::Sleep(_) if pending.is_empty() => sleeps + 1,
+            _ => 0,
+        };
+        assert!(
+            sleeps < 100,
+            "a machine sleeps again and again with nothing out"
+        );
+        match step {
             Step::Send(send) => pending.push(send),
             Step::Work => machine.work(),
             Step::Input(max) => return Halt::Input(max),

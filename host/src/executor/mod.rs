@@ -62,6 +62,8 @@ impl<'p> Driver<'p> {
 
     /// Does what `machine` says until it finishes or wants bytes moved.
     pub(crate) async fn run<M: Machine>(&mut self, machine: &mut M) -> Stop<M::Output> {
+        // Time passed while the caller moved bytes: a rest may be over.
+        machine.wake(local_ms());
         loop {
             let step = machine.poll();
             self.report(machine.progress());
@@ -75,7 +77,10 @@ impl<'p> Driver<'p> {
                         (send.id, send::send(&client, send.request).await)
                     });
                 }
-                Step::Work => crate::cpu::heavy(|| machine.work()),
+                Step::Work => {
+                    crate::cpu::heavy(|| machine.work());
+                    machine.wake(local_ms());
+                }
                 Step::Wait => match self.flying.join_next().await {
                     Some(Ok((id, response))) => machine.handle(id, response),
                     Some(Err(failed)) => return Stop::Done(Err(lost_task(failed))),

@@ -27,6 +27,8 @@ export class Drive {
    * operation rejects with the signal's reason.
    */
   async run(progress) {
+    // Time passed while the caller moved bytes: a rest may be over.
+    this.machine.wake(Date.now());
     for (;;) {
       if (this.signal?.aborted) this.cancel();
       let step;
@@ -42,6 +44,7 @@ export class Drive {
           break;
         case 'work':
           this.machine.work();
+          this.machine.wake(Date.now());
           break;
         case 'wait': {
           if (this.#flying.size === 0) throw dynasliceError('INTERNAL', 'a protocol machine waits with no request out');

@@ -138,11 +138,23 @@ impl<P> Flights<P> {
         id
     }
 
-    /// Resends none of the requests out; drops those not yet handed out.
+    /// Resends none of the requests out; drops those not yet handed out
+    /// or resting.
     pub(crate) fn stop(&mut self) {
         self.out.stop();
         let out = &self.out;
         self.purposes.retain(|(id, _)| out.is_open(*id));
+    }
+
+    /// [`Self::stop`], returning the purposes of the requests dropped
+    /// (what a machine reports as left undone).
+    pub(crate) fn stop_dropping(&mut self) -> Vec<P> {
+        self.out.stop();
+        let out = &self.out;
+        self.purposes
+            .extract_if(.., |(id, _)| !out.is_open(*id))
+            .map(|(_, purpose)| purpose)
+            .collect()
     }
 
     /// Takes the answer of request `id`: `None` when it was resent (or is

@@ -88,13 +88,19 @@ fn a_throttled_batch_rests_out_of_the_pace_and_goes_first_after() {
     };
     assert!(pause > Duration::ZERO && pause <= Duration::from_millis(25));
     f.wake(pause.as_millis() as u64);
-    // Rested: it takes the next place before any new batch.
+    // Rested: its place is kept (the pace halved to 2, one is out), and it
+    // takes it before any new batch.
+    assert!(!f.room(), "no room for a new batch ahead of it");
     let again = f.next_send().expect("sent again");
     assert_eq!((again.id, again.delay), (throttled, Duration::ZERO));
     assert_eq!(f.batches(), 2);
     // Stopped while resting: dropped, never sent.
     assert!(f.land(other, failure("ThrottlingException", 400)).is_none());
-    f.stop();
+    assert_eq!(
+        f.stop_dropping(),
+        [2],
+        "the resting one is dropped, and said so"
+    );
     assert_eq!(f.open(), 1, "only the one out is left");
     assert!(matches!(f.idle::<()>(), Step::Wait));
 }
