@@ -218,8 +218,8 @@ impl Machine {
         Ok(())
     }
 
-    /// The time (`Date.now()`) after a `sleep` step: pauses that are over
-    /// end.
+    /// The time (`Date.now()`), told after a `sleep` step, after `work` and
+    /// whenever the driver resumes: pauses that are over end.
     pub fn wake(&mut self, local_ms: f64) {
         let local_ms = local_ms.max(0.0) as u64;
         match &mut self.inner {

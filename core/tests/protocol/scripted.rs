@@ -420,6 +420,49 @@ fn a_read_racing_an_overwrite_returns_one_version_whole() {
 }
 
 #[test]
+fn a_stream_that_cannot_restart_is_a_conflict_when_overtaken() {
+    // Bytes of the first version are out when an overwrite deletes its
+    // chunks: the stream cannot start again, and says another writer
+    // replaced the item (not that the store lost a chunk).
+    use dynaslice_core::protocol::Step;
+    let mut store = Store::new();
+    write(
+        &mut store,
+        &item("r", 1_000_000, 1),
+        put_options(WriteMode::Batch),
+        1,
+    );
+    let sink = Sink::Attribute {
+        name: "data".into(),
+        restartable: false,
+    };
+    let options = GetOptions::default();
+    let mut reader = ReadMachine::new(&key("r"), table(), sink, options, Some(1), store.env(5));
+    let (mut pending, mut taken, mut overwritten) = (Vec::new(), 0, false);
+    let result = loop {
+        match reader.poll() {
+            Step::Send(send) => pending.push(send),
+            Step::Work => reader.work(),
+            Step::Output => taken += reader.output().len(),
+            Step::Wait | Step::Sleep(_) => {
+                let send = pending.remove(0);
+                if taken > 0 && !overwritten {
+                    overwritten = true;
+                    let next = item("r", 1_000_000, 2);
+                    write(&mut store, &next, put_options(WriteMode::Batch), 2);
+                }
+                let response = store.send(&send.request, Fault::None);
+                reader.handle(send.id, response);
+            }
+            Step::Done(result) => break result,
+            Step::Restart | Step::Input(_) => panic!("this stream neither restarts nor reads"),
+        }
+    };
+    assert!(overwritten, "the overwrite came after bytes went out");
+    assert_eq!(result.unwrap_err().code(), Code::ChunksVanished);
+}
+
+#[test]
 fn a_delete_survives_any_one_fault_and_a_lost_answer_is_no_conflict() {
     for at in 0..6 {
         for fault in Fault::ALL {

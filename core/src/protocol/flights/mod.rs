@@ -3,9 +3,9 @@
 //! batch left unprocessed, pacing batch requests, and counting the
 //! capacity and the store's time the answers report. A batch request
 //! resting before its resend holds no place in the pace: the others go on
-//! meanwhile, and it goes again when its pause is over and there is room. A machine sees a
-//! request again only once it is settled: answered whole, or failed for
-//! good.
+//! meanwhile, and it goes first when its pause is over and there is room.
+//! A machine sees a request again only once it is settled: answered whole,
+//! or failed for good.
 
 use alloc::vec::Vec;
 use core::time::Duration;

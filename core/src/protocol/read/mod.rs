@@ -218,9 +218,16 @@ impl ReadMachine {
             }
             if self.taken > 0 {
                 match &self.sink {
+                    // Bytes of the old version are out: the read was
+                    // overtaken, and cannot start again.
                     Sink::Attribute {
                         restartable: false, ..
-                    } => return Err(missing.into()),
+                    } => {
+                        return Err(ProtocolError::ChunksVanished {
+                            key: self.table.key.key_text(&self.key),
+                            attempts: self.parent_reads,
+                        });
+                    }
                     _ => self.restart = true,
                 }
             }

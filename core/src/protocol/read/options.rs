@@ -52,7 +52,8 @@ pub enum Sink {
         /// Whether the executor can throw away what it took so far
         /// ([`Step::Restart`]), to start again from a newer version: a
         /// file can, a stream already handed to its reader cannot (a read
-        /// that lost its version then fails with `CHUNK_MISSING`).
+        /// whose version was replaced then fails with `CHUNKS_VANISHED`, a
+        /// conflict).
         restartable: bool,
     },
 }
