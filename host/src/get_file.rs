@@ -1,7 +1,7 @@
 //! Reading one stored file (a string or binary attribute) straight to disk
 //! in bounded memory: core's [`ReadMachine`] checks every chunk before any
-//! of its bytes are released, and the file appears under its name only
-//! after the whole payload's digest was checked (see `partial_file`).
+//! of its bytes are released, and a file appears under its name only
+//! after the whole payload's digest was checked (see `out_file`).
 //!
 //! Memory holds the requests in flight (at most the read window of one
 //! chunk each, ~400 KB), one piece of output and the codec's state,
@@ -19,7 +19,7 @@ use dynaslice_core::protocol::{ReadMachine, Sink};
 use crate::error::HostError;
 use crate::executor::{Driver, Stop, env};
 use crate::get::GetOptions;
-use crate::partial_file::PartialFile;
+use crate::out_file::OutFile;
 use crate::progress::Progress;
 use crate::table::TableConfig;
 
@@ -44,9 +44,13 @@ pub struct FileOutcome {
 /// to the file `path`, as its chunks arrive; `None` (and no file) when there
 /// is no such item.
 ///
-/// The file is written under a temporary name beside `path`, fsync'd, and
-/// renamed to `path` only once every chunk and the whole payload's digest
-/// were checked. On any error (a damaged or missing chunk, I/O) the
+/// A regular file (or a new path) is written under a temporary name beside
+/// it, fsync'd, and renamed to `path` only once every chunk and the whole
+/// payload's digest were checked; a symlink is followed, and the file it
+/// points to is replaced. A FIFO, a device or a descriptor (`/dev/stdout`)
+/// is written directly, each chunk's bytes after that chunk was checked,
+/// and a read overtaken by an overwrite once bytes went out fails with
+/// `CHUNKS_VANISHED`. On any error (a damaged or missing chunk, I/O) the
 /// temporary file is removed and `path` is left as it was: absent, or the
 /// file that was there before. An item without the attribute fails with
 /// `ATTRIBUTE_NOT_FOUND`, one whose attribute is neither `S` nor `B` with
@@ -67,12 +71,12 @@ pub async fn get_file(
     options: &GetOptions,
     progress: &dyn Progress,
 ) -> Result<Option<FileOutcome>, HostError> {
+    let mut file = OutFile::create(path).await?;
     let sink = Sink::Attribute {
         name: attribute.to_string(),
-        restartable: true,
+        restartable: file.restartable(),
     };
     let mut machine = ReadMachine::new(key, table.core(), sink, options.clone(), None, env());
-    let mut file = PartialFile::create(path).await?;
     let mut driver = Driver::new(client, progress);
     loop {
         match driver.run(&mut machine).await {

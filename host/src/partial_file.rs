@@ -137,10 +137,3 @@ impl Drop for PartialFile {
         }
     }
 }
-
-/// Writes `bytes` to `path` whole or not at all (see the module's doc).
-pub async fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), HostError> {
-    let mut file = PartialFile::create(path).await?;
-    file.write(bytes).await?;
-    file.commit().await
-}

@@ -466,6 +466,118 @@ fn the_embedded_store_persists_between_runs() {
     assert_eq!(inspect["chunkTable"], "docs");
 }
 
+#[test]
+fn get_out_writes_through_links_fifos_and_devices() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempdir("out-through");
+    let data = dir.join("store").join("local.db");
+    let data = data.to_str().unwrap();
+    ok(&[
+        "--data",
+        data,
+        "tables",
+        "create",
+        "-t",
+        "docs",
+        "--partition-key",
+        "pk",
+    ]);
+    // 1.5 MB of noise: several chunks, stored uncompressed.
+    let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+    let bytes: Vec<u8> = (0..1_500_000)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1);
+            (state >> 56) as u8
+        })
+        .collect();
+    let file = dir.join("blob.bin");
+    std::fs::write(&file, &bytes).unwrap();
+    let put = ["--data", data, "put", "-t", "docs", "-k", "pk=blob"];
+    ok(&[&put[..], &["--file", file.to_str().unwrap()]].concat());
+    let get = |out: &Path| {
+        ok(&[
+            "--data",
+            data,
+            "get",
+            "-t",
+            "docs",
+            "-k",
+            "pk=blob",
+            "-o",
+            out.to_str().unwrap(),
+        ])
+    };
+
+    // A symlink: the file it points to is replaced, the link stays a link.
+    let real = dir.join("real.bin");
+    std::fs::write(&real, b"old").unwrap();
+    let link = dir.join("link.bin");
+    std::os::unix::fs::symlink("real.bin", &link).unwrap();
+    get(&link);
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(
+        std::fs::read(&real).unwrap() == bytes,
+        "the link's file holds the payload"
+    );
+
+    // A FIFO: the process reading it gets every byte, and it stays a FIFO.
+    let fifo = dir.join("pipe");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    get(&fifo);
+    // Checked first: had it been renamed over, its reader would wait for
+    // ever.
+    assert!(
+        std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo()
+    );
+    assert!(
+        reader.join().unwrap() == bytes,
+        "the FIFO's reader got the payload"
+    );
+
+    // A device stays what it was.
+    let null = Path::new("/dev/null");
+    assert!(
+        std::fs::metadata(null)
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    get(null);
+    assert!(
+        std::fs::metadata(null)
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.contains("dynaslice-partial"))
+        .collect();
+    assert!(names.is_empty(), "no temporary file left: {names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn tempdir(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("dynaslice-test-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);

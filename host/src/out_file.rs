@@ -1,0 +1,213 @@
+//! Where `get --out` writes. A regular file, or a path where nothing is
+//! yet, is written whole or not at all through [`PartialFile`] (a
+//! temporary file renamed over it once complete). A symlink is followed:
+//! the file it points to is replaced, and the link stays a link. Anything
+//! else a path can name (a FIFO, a character device such as `/dev/null`,
+//! a descriptor such as `/dev/stdout`) is written directly and never
+//! renamed over: its bytes cannot be taken back, so a read that must start
+//! again from a newer version fails instead (`CHUNKS_VANISHED`).
+
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use tokio::io::AsyncWriteExt;
+
+use crate::error::HostError;
+use crate::partial_file::PartialFile;
+
+/// Symlinks followed before giving up, as the kernel's own limit.
+const MAX_LINKS: usize = 40;
+
+/// An output being written.
+pub(crate) enum OutFile {
+    /// A regular file, replaced once complete.
+    Whole(PartialFile),
+    /// Written as the bytes come.
+    Direct(tokio::fs::File, PathBuf),
+}
+
+impl OutFile {
+    /// Opens the output `path` names (see the module's doc).
+    pub async fn create(path: &Path) -> Result<Self, HostError> {
+        match target(path)? {
+            Target::Replace(file) => Ok(Self::Whole(PartialFile::create(&file).await?)),
+            Target::Direct => {
+                let file = tokio::fs::OpenOptions::new()
+                    .write(true)
+                    .open(path)
+                    .await
+                    .map_err(|e| HostError::io(path.display(), e))?;
+                Ok(Self::Direct(file, path.to_path_buf()))
+            }
+        }
+    }
+
+    /// True when what was written can be thrown away to start again.
+    pub fn restartable(&self) -> bool {
+        matches!(self, Self::Whole(_))
+    }
+
+    /// Appends `bytes`.
+    pub async fn write(&mut self, bytes: &[u8]) -> Result<(), HostError> {
+        match self {
+            Self::Whole(file) => file.write(bytes).await,
+            Self::Direct(file, path) => file
+                .write_all(bytes)
+                .await
+                .map_err(|e| HostError::io(path.display(), e)),
+        }
+    }
+
+    /// Empties the output, to write it again from the start.
+    pub async fn restart(&mut self) -> Result<(), HostError> {
+        match self {
+            Self::Whole(file) => file.restart().await,
+            Self::Direct(..) => Err(HostError::Internal(
+                "an output written directly was asked to start again".into(),
+            )),
+        }
+    }
+
+    /// Finishes the output: a regular file takes its name.
+    pub async fn commit(self) -> Result<(), HostError> {
+        match self {
+            Self::Whole(file) => file.commit().await,
+            Self::Direct(mut file, path) => file
+                .flush()
+                .await
+                .map_err(|e| HostError::io(path.display(), e)),
+        }
+    }
+}
+
+/// Writes `bytes` to `path` as `get --out` does: a regular file whole or
+/// not at all, through a symlink to its file, to anything else directly
+/// (see the module's doc).
+pub async fn replace_file(path: &Path, bytes: &[u8]) -> Result<(), HostError> {
+    let mut file = OutFile::create(path).await?;
+    file.write(bytes).await?;
+    file.commit().await
+}
+
+/// How an output is written.
+#[derive(Debug, PartialEq)]
+enum Target {
+    /// Through a temporary file renamed to this path.
+    Replace(PathBuf),
+    /// Directly.
+    Direct,
+}
+
+fn target(path: &Path) -> Result<Target, HostError> {
+    let Some(end) = follow(path)? else {
+        return Ok(Target::Direct);
+    };
+    match std::fs::metadata(&end) {
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(Target::Replace(end)),
+        Err(e) => Err(HostError::io(path.display(), e)),
+        Ok(meta) if meta.is_dir() => Err(HostError::Input(format!(
+            "{} is a folder, not a file",
+            path.display()
+        ))),
+        Ok(meta) if meta.is_file() => Ok(Target::Replace(end)),
+        Ok(_) => Ok(Target::Direct),
+    }
+}
+
+/// The path at the end of `path`'s symlinks (relative links resolved
+/// against their own folder); `None` when a link names a file descriptor
+/// (`/proc/…/fd/N`, `/dev/fd/N`: `/dev/stdout` is one), which only the
+/// kernel can follow.
+fn follow(path: &Path) -> Result<Option<PathBuf>, HostError> {
+    let mut at = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&at) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                let next = std::fs::read_link(&at).map_err(|e| HostError::io(at.display(), e))?;
+                at = match at.parent() {
+                    Some(folder) if next.is_relative() => folder.join(next),
+                    _ => next,
+                };
+                if names_descriptor(&at) {
+                    return Ok(None);
+                }
+            }
+            Ok(_) => return Ok(Some(at)),
+            Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Some(at)),
+            Err(e) => return Err(HostError::io(path.display(), e)),
+        }
+    }
+    Err(HostError::io(
+        path.display(),
+        std::io::Error::other("too many levels of symbolic links"),
+    ))
+}
+
+fn names_descriptor(path: &Path) -> bool {
+    let text = path.to_string_lossy();
+    text.starts_with("/dev/fd/") || (text.starts_with("/proc/") && text.contains("/fd/"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "dynaslice-out-file-{name}-{:016x}",
+            fastrand::u64(..)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    #[test]
+    fn a_regular_file_or_a_new_path_is_replaced_where_it_is() {
+        let dir = scratch("regular");
+        let file = dir.join("a.bin");
+        assert_eq!(target(&file).unwrap(), Target::Replace(file.clone()));
+        std::fs::write(&file, b"old").unwrap();
+        assert_eq!(target(&file).unwrap(), Target::Replace(file.clone()));
+        assert_eq!(target(&dir).unwrap_err().code().as_str(), "INPUT_INVALID");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_symlink_is_followed_to_its_file_even_dangling() {
+        let dir = scratch("links");
+        let real = dir.join("sub").join("real.bin");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        let link = dir.join("link");
+        std::os::unix::fs::symlink("sub/real.bin", &link).unwrap();
+        assert_eq!(
+            target(&link).unwrap(),
+            Target::Replace(dir.join("sub/real.bin"))
+        );
+        std::fs::write(&real, b"old").unwrap();
+        let chain = dir.join("chain");
+        std::os::unix::fs::symlink(&link, &chain).unwrap();
+        assert_eq!(
+            target(&chain).unwrap(),
+            Target::Replace(dir.join("sub/real.bin"))
+        );
+        let looped = dir.join("loop");
+        std::os::unix::fs::symlink(&looped, &looped).unwrap();
+        assert!(target(&looped).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn devices_fifos_and_descriptors_are_written_directly() {
+        assert_eq!(target(Path::new("/dev/null")).unwrap(), Target::Direct);
+        assert_eq!(target(Path::new("/dev/stdout")).unwrap(), Target::Direct);
+        let dir = scratch("fifo");
+        let fifo = dir.join("pipe");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(target(&fifo).unwrap(), Target::Direct);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
