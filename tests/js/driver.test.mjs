@@ -467,8 +467,12 @@ describe('getStream', () => {
     const mib = (n) => `${(n / MB).toFixed(1)} MiB`;
     console.log(`getStream of 200 MiB: heap +${mib(growth.heapUsed)}, array buffers +${mib(growth.arrayBuffers)}, rss +${mib(growth.rss)} (${pieces} pieces)`);
     assert.ok(growth.heapUsed < 32 * MB, `heap grew by ${mib(growth.heapUsed)}`);
-    // The bytes themselves live in array buffers, outside the heap: a few chunks of them at most.
-    assert.ok(growth.arrayBuffers < 32 * MB, `array buffers grew by ${mib(growth.arrayBuffers)}`);
+    // The bytes themselves live in array buffers, outside the heap (the
+    // WebAssembly memory among them, which only grows): the read window's
+    // 6 chunks in flight, each as the SDK's response body, its parsed and
+    // decoded copies and the module's copy: 20-32 MiB in CI on Node 20,
+    // 22 and 24. Holding the file would take 200.
+    assert.ok(growth.arrayBuffers < 48 * MB, `array buffers grew by ${mib(growth.arrayBuffers)}`);
     // DynamoDB Local scans pages in time growing with the table: gc's tests below need it small again.
     assert.equal((await deleteItem(client, { pk: { S: 'get#200MB' } }, { ...DOCS, maxBytes: SIZE + MB })).chunksDeleted, put.manifest.chunkCount);
   });
