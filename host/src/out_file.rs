@@ -115,22 +115,22 @@ fn target(path: &Path) -> Result<Target, HostError> {
 }
 
 /// The path at the end of `path`'s symlinks (relative links resolved
-/// against their own folder); `None` when a link names a file descriptor
-/// (`/proc/…/fd/N`, `/dev/fd/N`: `/dev/stdout` is one), which only the
-/// kernel can follow.
+/// against their own folder); `None` when `path` is, or leads to, a file
+/// descriptor's link (`/proc/<pid>/fd/N`, which `/dev/fd/N` and
+/// `/dev/stdout` lead to), which only the kernel can follow.
 fn follow(path: &Path) -> Result<Option<PathBuf>, HostError> {
     let mut at = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         match std::fs::symlink_metadata(&at) {
             Ok(meta) if meta.file_type().is_symlink() => {
+                if is_descriptor(&at) {
+                    return Ok(None);
+                }
                 let next = std::fs::read_link(&at).map_err(|e| HostError::io(at.display(), e))?;
                 at = match at.parent() {
                     Some(folder) if next.is_relative() => folder.join(next),
                     _ => next,
                 };
-                if names_descriptor(&at) {
-                    return Ok(None);
-                }
             }
             Ok(_) => return Ok(Some(at)),
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Some(at)),
@@ -143,9 +143,14 @@ fn follow(path: &Path) -> Result<Option<PathBuf>, HostError> {
     ))
 }
 
-fn names_descriptor(path: &Path) -> bool {
-    let text = path.to_string_lossy();
-    text.starts_with("/dev/fd/") || (text.starts_with("/proc/") && text.contains("/fd/"))
+/// True when the symlink `link` sits in a process's descriptor folder
+/// (`/proc/<pid>/fd`, `/proc/<pid>/task/<tid>/fd`), however it is spelled.
+fn is_descriptor(link: &Path) -> bool {
+    let folder = match link.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    std::fs::canonicalize(folder).is_ok_and(|f| f.starts_with("/proc") && f.ends_with("fd"))
 }
 
 #[cfg(test)]
@@ -200,6 +205,20 @@ mod tests {
     fn devices_fifos_and_descriptors_are_written_directly() {
         assert_eq!(target(Path::new("/dev/null")).unwrap(), Target::Direct);
         assert_eq!(target(Path::new("/dev/stdout")).unwrap(), Target::Direct);
+        // A descriptor open on a regular file is written through, never
+        // renamed over, however its link is spelled.
+        let dir = scratch("descriptor");
+        let file = std::fs::File::create(dir.join("open.bin")).unwrap();
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+        for spelled in [format!("/dev/fd/{fd}"), format!("/proc/self/fd/{fd}")] {
+            assert_eq!(
+                target(Path::new(&spelled)).unwrap(),
+                Target::Direct,
+                "{spelled}"
+            );
+        }
+        drop(file);
+        std::fs::remove_dir_all(&dir).unwrap();
         let dir = scratch("fifo");
         let fifo = dir.join("pipe");
         let made = std::process::Command::new("mkfifo")
