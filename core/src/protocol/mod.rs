@@ -117,8 +117,9 @@ pub trait Machine {
     /// Does the CPU-heavy work [`Step::Work`] asked for.
     fn work(&mut self) {}
 
-    /// The executor's clock, in Unix milliseconds, after a
-    /// [`Step::Sleep`]: the pauses that are over end.
+    /// The executor's clock, in Unix milliseconds: after a [`Step::Sleep`],
+    /// after [`Machine::work`] and whenever the executor resumes, so the
+    /// pauses that are over end.
     fn wake(&mut self, local_ms: u64);
 
     /// Stops the operation: nothing new is started but what cleans up
