@@ -221,7 +221,7 @@ impl Machine for DeleteMachine {
         // to gc.
         let dropped = self
             .flights
-            .stop_dropping()
+            .stop()
             .into_iter()
             .map(|purpose| match purpose {
                 Purpose::Chunks(count) => count,

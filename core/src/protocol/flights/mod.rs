@@ -139,16 +139,9 @@ impl<P> Flights<P> {
     }
 
     /// Resends none of the requests out; drops those not yet handed out
-    /// or resting.
-    pub(crate) fn stop(&mut self) {
-        self.out.stop();
-        let out = &self.out;
-        self.purposes.retain(|(id, _)| out.is_open(*id));
-    }
-
-    /// [`Self::stop`], returning the purposes of the requests dropped
-    /// (what a machine reports as left undone).
-    pub(crate) fn stop_dropping(&mut self) -> Vec<P> {
+    /// or resting, and returns their purposes (what a machine reports as
+    /// left undone).
+    pub(crate) fn stop(&mut self) -> Vec<P> {
         self.out.stop();
         let out = &self.out;
         self.purposes

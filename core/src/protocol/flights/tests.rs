@@ -96,11 +96,7 @@ fn a_throttled_batch_rests_out_of_the_pace_and_goes_first_after() {
     assert_eq!(f.batches(), 2);
     // Stopped while resting: dropped, never sent.
     assert!(f.land(other, failure("ThrottlingException", 400)).is_none());
-    assert_eq!(
-        f.stop_dropping(),
-        [2],
-        "the resting one is dropped, and said so"
-    );
+    assert_eq!(f.stop(), [2], "the resting one is dropped, and said so");
     assert_eq!(f.open(), 1, "only the one out is left");
     assert!(matches!(f.idle::<()>(), Step::Wait));
 }

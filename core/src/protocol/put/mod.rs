@@ -442,14 +442,14 @@ impl Machine for PutMachine<'_> {
             Phase::Abort { .. } | Phase::Done(_) => {}
             Phase::Cleanup => {
                 // Deletes resting before a resend are dropped too.
-                let dropped =
-                    self.flights
-                        .stop_dropping()
-                        .into_iter()
-                        .map(|purpose| match purpose {
-                            Purpose::Cleanup(count) => count,
-                            _ => 0,
-                        });
+                let dropped = self
+                    .flights
+                    .stop()
+                    .into_iter()
+                    .map(|purpose| match purpose {
+                        Purpose::Cleanup(count) => count,
+                        _ => 0,
+                    });
                 let unsent = self.deletes.drain(..).map(|(b, _)| b.requests.len());
                 self.cleanup_left += dropped.chain(unsent).sum::<usize>();
             }
