@@ -43,8 +43,8 @@ pub use value::{AttributeValue, Item};
 pub use version::{VERSION_ID_LEN, VersionId, VersionIdError};
 pub use write::item_stream::{ItemSplit, ItemStream, split_item_streamed};
 pub use write::split::{
-    CodecChoice, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitError, SplitItem, SplitOptions,
-    split_item,
+    CodecChoice, DEFAULT_MAX_CHUNK_KEYS, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitError,
+    SplitItem, SplitOptions, split_item,
 };
 pub use write::stream_split::StreamSplit;
 

@@ -32,4 +32,10 @@ impl Table {
             ..Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
         }
     }
+
+    /// The plan target of an operation that builds chunk keys but never
+    /// holds the payload (see [`Target::keys_only`]).
+    pub fn keys_target(&self) -> Target<'_> {
+        Target::new(&self.table, &self.chunk_table, &self.key, &self.layout).keys_only()
+    }
 }

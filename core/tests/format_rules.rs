@@ -54,6 +54,21 @@ fn a_manifest_over_the_targets_limit_is_refused_before_any_key_is_built() {
         assert_eq!(error.code(), "DECOMPRESS_LIMIT", "{error}");
         assert!(error.to_string().contains("999999"), "{error}");
     }
+    // Deletes and inspections never hold the payload: any size, bounded by
+    // the chunk keys a forged manifest could make them build.
+    let keys = target.keys_only();
+    assert_eq!(keys.max_raw_bytes, u64::MAX);
+    assert_eq!(keys.max_chunks, dynaslice_core::DEFAULT_MAX_CHUNK_KEYS);
+    assert!(keys.read_manifest(&split.parent).unwrap().is_some());
+    let count = split.manifest.as_ref().unwrap().chunk_count;
+    let few = Target {
+        max_chunks: count - 1,
+        ..keys
+    };
+    let error = dynaslice_core::plan::plan_delete(&split.parent, &few).unwrap_err();
+    assert_eq!(error.code(), "DECOMPRESS_LIMIT", "{error}");
+    let claims = format!("claims {count} chunks, more than the {}", count - 1);
+    assert!(error.to_string().contains(&claims), "{error}");
     // A plain item has no manifest; a damaged one is an error, never None.
     let mut plain = Item::new();
     plain.insert("pk".into(), AttributeValue::S("p".into()));

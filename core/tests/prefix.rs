@@ -81,8 +81,8 @@ fn a_single_blob_is_located_from_the_first_bytes() {
     use dynaslice_core::AttributeValue;
     use dynaslice_core::encoding::{binary_attribute_prefix, encode_attributes, single_blob_span};
 
-    let prefix = binary_attribute_prefix("data", 300);
-    let span = single_blob_span(&prefix).expect("a binary attribute");
+    let prefix = binary_attribute_prefix("data", Some(300));
+    let span = single_blob_span(&prefix, prefix.len() as u64 + 300).expect("a binary attribute");
     assert_eq!(
         (span.name.as_str(), span.string, span.start, span.len),
         ("data", false, prefix.len(), 300)
@@ -90,18 +90,63 @@ fn a_single_blob_is_located_from_the_first_bytes() {
 
     let doc = AttributeValue::S("é".repeat(200));
     let stream = encode_attributes([("doc", &doc)].into_iter()).to_vec();
-    let span = single_blob_span(&stream[..20]).expect("a string attribute, from 20 bytes");
+    let span = single_blob_span(&stream[..20], stream.len() as u64)
+        .expect("a string attribute, from 20 bytes");
     assert_eq!((span.string, span.len), (true, 400));
     assert_eq!(&stream[span.start..], "é".repeat(200).as_bytes());
 
     let number = AttributeValue::N("1".into());
     let two = encode_attributes([("a", &doc), ("b", &number)].into_iter()).to_vec();
-    assert_eq!(single_blob_span(&two), None, "two attributes");
+    assert_eq!(
+        single_blob_span(&two, two.len() as u64),
+        None,
+        "two attributes"
+    );
     let one_number = encode_attributes([("b", &number)].into_iter()).to_vec();
     assert_eq!(
-        single_blob_span(&one_number),
+        single_blob_span(&one_number, one_number.len() as u64),
         None,
         "not a string or binary"
     );
-    assert_eq!(single_blob_span(&prefix[..6]), None, "too short to tell");
+    assert_eq!(
+        single_blob_span(&prefix[..6], 306),
+        None,
+        "too short to tell"
+    );
+
+    // A payload of unknown length: version 2, the binary runs to the end.
+    let open = binary_attribute_prefix("data", None);
+    assert_eq!(
+        open, b"DSV\x02\x01\x04data\x0c",
+        "docs/FORMAT.md, section 3"
+    );
+    let span = single_blob_span(&open, open.len() as u64 + 5).expect("a binary to the end");
+    assert_eq!(
+        (span.name.as_str(), span.string, span.start, span.len),
+        ("data", false, open.len(), 5)
+    );
+}
+
+#[test]
+fn a_version_2_stream_ends_with_a_binary_that_runs_to_its_end() {
+    use dynaslice_core::AttributeValue;
+    use dynaslice_core::encoding::decode_attributes;
+    // Hand-encoded from docs/FORMAT.md, section 3.
+    let item = decode_attributes(b"DSV\x02\x01\x04data\x0chello").unwrap();
+    assert_eq!(item["data"], AttributeValue::B(b"hello".to_vec()));
+    let empty = decode_attributes(b"DSV\x02\x01\x01d\x0c").unwrap();
+    assert_eq!(empty["d"], AttributeValue::B(Vec::new()));
+    // Two attributes, a length-prefixed one first.
+    let two = decode_attributes(b"DSV\x02\x02\x01a\x01\x02hi\x01b\x0c!!").unwrap();
+    assert_eq!(two["a"], AttributeValue::S("hi".into()));
+    assert_eq!(two["b"], AttributeValue::B(b"!!".to_vec()));
+    let code = |bytes: &[u8]| decode_attributes(bytes).unwrap_err().code();
+    // Only in version 2, only at the top level, only last.
+    assert_eq!(code(b"DSV\x01\x01\x01d\x0chello"), "STREAM_UNKNOWN_TAG");
+    assert_eq!(
+        code(b"DSV\x02\x01\x01m\x08\x01\x01d\x0cx"),
+        "STREAM_UNKNOWN_TAG"
+    );
+    assert_eq!(code(b"DSV\x02\x02\x01b\x0cxyz"), "STREAM_TRUNCATED");
+    assert_eq!(code(b"DSV\x03\x01\x01d\x0c"), "STREAM_UNSUPPORTED_VERSION");
 }

@@ -32,17 +32,19 @@ fn options(layout: Layout, chunk_item_bytes: usize) -> SplitOptions {
     options
 }
 
-/// Streams `payload` in pieces of the sizes `cuts` cycles through.
+/// Streams `payload` in pieces of the sizes `cuts` cycles through, its
+/// length declared first or not.
 fn stream(
     payload: &[u8],
     cuts: &[usize],
     codec: Codec,
     options: &SplitOptions,
+    declared: bool,
 ) -> (Item, Vec<Item>, usize) {
     let mut splitter = StreamSplit::new(
         parent(),
         "data".into(),
-        payload.len() as u64,
+        declared.then_some(payload.len() as u64),
         Compression::new(codec),
         options,
     )
@@ -78,11 +80,12 @@ proptest! {
         codec in proptest::sample::select(vec![Codec::None, Codec::Deflate, Codec::Zlib, Codec::Gzip]),
         collection in any::<bool>(),
         chunk_item_bytes in prop_oneof![Just(409_600usize), 4096usize..409_600],
+        declared in any::<bool>(),
     ) {
         let layout = if collection { Layout::ItemCollection } else { Layout::default() };
         let options = options(layout, chunk_item_bytes);
         let payload = generate::bulk(seed, len, compressible);
-        let (parent, chunks, _) = stream(&payload, &cuts, codec, &options);
+        let (parent, chunks, _) = stream(&payload, &cuts, codec, &options, declared);
         prop_assert!(item_size(&parent) <= 409_600);
         for chunk in &chunks {
             prop_assert!(item_size(chunk) <= chunk_item_bytes);
@@ -99,7 +102,7 @@ proptest! {
 fn uncompressed_streams_store_exactly_what_split_item_stores() {
     let payload = generate::bulk(5, 3_000_000, false);
     let options = options(Layout::default(), 409_600);
-    let (parent, chunks, most_held) = stream(&payload, &[65_536], Codec::None, &options);
+    let (parent, chunks, most_held) = stream(&payload, &[65_536], Codec::None, &options, true);
     let mut item = self::parent();
     item.insert("data".into(), AttributeValue::B(payload));
     let mut whole = options.clone();
@@ -115,8 +118,14 @@ fn uncompressed_streams_store_exactly_what_split_item_stores() {
 #[test]
 fn lengths_that_lie_and_unstreamable_codecs_are_refused() {
     let options = options(Layout::default(), 409_600);
-    let mut splitter =
-        StreamSplit::new(parent(), "data".into(), 10, Compression::NONE, &options).unwrap();
+    let mut splitter = StreamSplit::new(
+        parent(),
+        "data".into(),
+        Some(10),
+        Compression::NONE,
+        &options,
+    )
+    .unwrap();
     assert_eq!(
         splitter.push(&[0; 11]).unwrap_err().code(),
         "STREAM_LENGTH_MISMATCH"
@@ -131,7 +140,7 @@ fn lengths_that_lie_and_unstreamable_codecs_are_refused() {
         let err = StreamSplit::new(
             parent(),
             "data".into(),
-            10,
+            Some(10),
             Compression::new(codec),
             &options,
         )
@@ -139,9 +148,15 @@ fn lengths_that_lie_and_unstreamable_codecs_are_refused() {
         .unwrap();
         assert_eq!(err.code(), "OPTIONS_INVALID");
     }
-    let err = StreamSplit::new(parent(), "name".into(), 10, Compression::NONE, &options)
-        .err()
-        .unwrap();
+    let err = StreamSplit::new(
+        parent(),
+        "name".into(),
+        Some(10),
+        Compression::NONE,
+        &options,
+    )
+    .err()
+    .unwrap();
     assert_eq!(
         err.code(),
         "OPTIONS_INVALID",
@@ -149,9 +164,15 @@ fn lengths_that_lie_and_unstreamable_codecs_are_refused() {
     );
     let mut keyless = parent();
     keyless.remove("pk");
-    let err = StreamSplit::new(keyless, "data".into(), 10, Compression::NONE, &options)
-        .err()
-        .unwrap();
+    let err = StreamSplit::new(
+        keyless,
+        "data".into(),
+        Some(10),
+        Compression::NONE,
+        &options,
+    )
+    .err()
+    .unwrap();
     assert_eq!(err.code(), "KEY_MISSING");
 }
 
@@ -164,7 +185,7 @@ fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
     let mut splitter = StreamSplit::new(
         parent(),
         "data".into(),
-        payload.len() as u64,
+        Some(payload.len() as u64),
         Compression::NONE,
         &options,
     )
@@ -219,4 +240,97 @@ fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
             .code(),
         "VERSION_REUSED"
     );
+}
+
+/// The chunk data of `chunk`.
+fn data(chunk: &Item) -> &[u8] {
+    match &chunk[dynaslice_core::manifest::CHUNK_DATA_ATTRIBUTE] {
+        AttributeValue::B(bytes) => bytes,
+        other => panic!("chunk data is {other:?}"),
+    }
+}
+
+/// The sequence number a chunk key ends with (`…#<seq>`).
+fn seq(chunk: &Item) -> u32 {
+    let AttributeValue::S(key) = &chunk["pk"] else {
+        panic!("a string key")
+    };
+    key.rsplit('#').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_stream_of_unknown_length_records_its_length_in_chunk_zero_sent_last() {
+    let options = options(Layout::default(), 409_600);
+    let payload = generate::bulk(3, 1_000_000, false);
+    let mut splitter =
+        StreamSplit::new(parent(), "data".into(), None, Compression::NONE, &options).unwrap();
+    let mut early = Vec::new();
+    for piece in payload.chunks(100_000) {
+        early.extend(splitter.push(piece).unwrap());
+    }
+    let split = splitter.finish().unwrap();
+    // Chunk 0 holds the frame's raw length: it is held back to the end.
+    assert!(!early.is_empty());
+    assert!(
+        early.iter().all(|chunk| seq(chunk) != 0),
+        "chunk 0 held back"
+    );
+    assert_eq!(seq(&split.chunks[0]), 0, "chunk 0 comes out with the last");
+    // docs/FORMAT.md: frame "DSZ" 01 codec 0 (none), then the raw length
+    // (LE), then the value stream "DSV" 02, one attribute, its name, tag 0x0C
+    // and the bytes to the end.
+    let zero = data(&split.chunks[0]);
+    let prefix = b"DSV\x02\x01\x04data\x0c";
+    assert_eq!(&zero[..5], b"DSZ\x01\x00");
+    let raw_len = (prefix.len() + payload.len()) as u64;
+    assert_eq!(zero[5..13], raw_len.to_le_bytes());
+    assert_eq!(&zero[13..13 + prefix.len()], prefix);
+    assert_eq!(split.manifest.as_ref().unwrap().raw_len, raw_len);
+    // Every chunk's digest matches its (patched) bytes: reassemble checks.
+    let mut chunks = early;
+    chunks.extend(split.chunks);
+    let read = ReassembleOptions::new(&options.key, &options.layout);
+    let back = reassemble(&split.parent, &chunks, &read).unwrap();
+    // Streamed back, one attribute, as `get --out` reads it.
+    let mut reader = dynaslice_core::ChunkReader::new(&split.parent, "data", &read).unwrap();
+    let mut streamed = Vec::new();
+    for seq in 0..reader.chunk_count() {
+        let key = reader.chunk_key(seq).unwrap();
+        let chunk = chunks.iter().find(|c| c["pk"] == key["pk"]).unwrap();
+        reader.push(chunk).unwrap();
+        loop {
+            let piece = reader.read().unwrap();
+            if piece.is_empty() {
+                break;
+            }
+            streamed.extend_from_slice(piece);
+        }
+    }
+    reader.finish().unwrap();
+    assert_eq!(streamed, payload);
+    assert_eq!(back["data"], AttributeValue::B(payload));
+}
+
+#[test]
+fn a_stream_of_unknown_length_is_cut_off_when_it_passes_the_limit() {
+    let mut options = options(Layout::default(), 409_600);
+    options.max_raw_bytes = 1_000_000;
+    let mut splitter =
+        StreamSplit::new(parent(), "data".into(), None, Compression::NONE, &options).unwrap();
+    // 11 bytes of prefix, then 999,989 of payload fit exactly.
+    splitter.push(&vec![7; 999_989]).unwrap();
+    let error = splitter.push(&[7]).unwrap_err();
+    assert_eq!(error.code(), "VIRTUAL_ITEM_TOO_LARGE");
+    assert!(error.to_string().contains("1000001"), "{error}");
+    // A declared length over the limit is refused before a byte is taken.
+    let error = StreamSplit::new(
+        parent(),
+        "data".into(),
+        Some(1_000_000),
+        Compression::NONE,
+        &options,
+    )
+    .err()
+    .unwrap();
+    assert_eq!(error.code(), "VIRTUAL_ITEM_TOO_LARGE");
 }

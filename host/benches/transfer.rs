@@ -743,7 +743,7 @@ fn memory_child(mode: &str) {
                     key_item(&key),
                     BODY,
                     file,
-                    len,
+                    Some(len),
                     &PutOptions::default(),
                     &(),
                 )

@@ -13,21 +13,16 @@ use crate::table::TableConfig;
 pub use dynaslice_core::protocol::DeleteOutcome;
 
 /// Deletes the item with `key`. A concurrent overwrite between the read and
-/// the delete makes this `CONFLICT`, leaving the new version whole. A
-/// stored item larger than `options.max_item_bytes` is refused (nothing
-/// deleted) before a key is built for any of its chunks.
+/// the delete makes this `CONFLICT`, leaving the new version whole. Any
+/// size is deleted (the payload is never read); a manifest claiming more
+/// than [`dynaslice_core::DEFAULT_MAX_CHUNK_KEYS`] chunks is refused
+/// (nothing deleted) before a key is built for any of them.
 pub async fn delete(
     client: &Client,
     table: &TableConfig,
     key: &Item,
     options: &PutOptions,
 ) -> Result<DeleteOutcome, HostError> {
-    let mut machine = DeleteMachine::new(
-        key,
-        table.core(),
-        options.max_item_bytes,
-        options.retry,
-        env(),
-    );
+    let mut machine = DeleteMachine::new(key, table.core(), options.retry, env());
     Driver::new(client, &()).finish(&mut machine).await
 }

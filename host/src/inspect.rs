@@ -170,16 +170,17 @@ fn stored_items(table: &TableConfig, items: Vec<Item>) -> impl Iterator<Item = S
 }
 
 /// The parent, manifest and chunk layout of the item with `key`, without
-/// reading its chunks; `None` when there is no such item. A stored item
-/// larger than `max_item_bytes` is refused before its chunks are listed.
+/// reading its chunks; `None` when there is no such item. Any size is
+/// inspected (the payload is never read); a manifest claiming more than
+/// [`dynaslice_core::DEFAULT_MAX_CHUNK_KEYS`] chunks is refused before its
+/// chunks are listed.
 pub async fn inspect(
     client: &Client,
     table: &TableConfig,
     key: &Item,
-    max_item_bytes: usize,
 ) -> Result<Option<Inspection>, HostError> {
     let key = check_key(table, key)?;
-    let target = table.target_within(max_item_bytes);
+    let target = table.target().keys_only();
     let Some(parent) = get_item(client, parent_get(&target, &key), RetryPolicy::default()).await?
     else {
         return Ok(None);

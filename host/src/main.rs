@@ -15,6 +15,7 @@ fn main() -> ExitCode {
     let args = cli::args::Cli::parse();
     let json = cli::wants_json(&args);
     let limit_flag = cli::limit_flag(&args);
+    let stdout_taken = cli::stdout_taken(&args);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -28,7 +29,7 @@ fn main() -> ExitCode {
     match runtime.block_on(cli::run(args)) {
         Ok(code) => code,
         Err(error) => {
-            cli::output::print_error(&error, json, limit_flag);
+            cli::output::print_error(&error, json, limit_flag, stdout_taken);
             ExitCode::FAILURE
         }
     }

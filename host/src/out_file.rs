@@ -5,7 +5,8 @@
 //! else a path can name (a FIFO, a character device such as `/dev/null`,
 //! a descriptor such as `/dev/stdout`) is written directly and never
 //! renamed over: its bytes cannot be taken back, so a read that must start
-//! again from a newer version fails instead (`CHUNKS_VANISHED`).
+//! again from a newer version fails instead (`CHUNKS_VANISHED`). `-` is
+//! standard output, written directly too.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
@@ -24,11 +25,16 @@ pub(crate) enum OutFile {
     Whole(PartialFile),
     /// Written as the bytes come.
     Direct(tokio::fs::File, PathBuf),
+    /// Standard output (`-`), written as the bytes come.
+    Stdout(tokio::io::Stdout),
 }
 
 impl OutFile {
     /// Opens the output `path` names (see the module's doc).
     pub async fn create(path: &Path) -> Result<Self, HostError> {
+        if path == Path::new("-") {
+            return Ok(Self::Stdout(tokio::io::stdout()));
+        }
         match target(path)? {
             Target::Replace(file) => Ok(Self::Whole(PartialFile::create(&file).await?)),
             Target::Direct => {
@@ -55,6 +61,7 @@ impl OutFile {
                 .write_all(bytes)
                 .await
                 .map_err(|e| HostError::io(path.display(), e)),
+            Self::Stdout(out) => out.write_all(bytes).await.map_err(stdout_error),
         }
     }
 
@@ -62,7 +69,7 @@ impl OutFile {
     pub async fn restart(&mut self) -> Result<(), HostError> {
         match self {
             Self::Whole(file) => file.restart().await,
-            Self::Direct(..) => Err(HostError::Internal(
+            Self::Direct(..) | Self::Stdout(_) => Err(HostError::Internal(
                 "an output written directly was asked to start again".into(),
             )),
         }
@@ -76,8 +83,13 @@ impl OutFile {
                 .flush()
                 .await
                 .map_err(|e| HostError::io(path.display(), e)),
+            Self::Stdout(mut out) => out.flush().await.map_err(stdout_error),
         }
     }
+}
+
+fn stdout_error(e: std::io::Error) -> HostError {
+    HostError::io("standard output", e)
 }
 
 /// Writes `bytes` to `path` as `get --out` does: a regular file whole or

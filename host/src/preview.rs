@@ -97,7 +97,8 @@ pub async fn preview(
         let want = usize::try_from(range.end.saturating_add(4096)).unwrap_or(usize::MAX);
         let frame = &reader.frame;
         let raw = crate::cpu::heavy(|| decompress_prefix(frame, complete, want))?;
-        let enough = single_blob_span(&raw).map_or(range.end, |s| s.start as u64 + range.end);
+        let enough = single_blob_span(&raw, manifest.raw_len)
+            .map_or(range.end, |s| s.start as u64 + range.end);
         if complete || raw.len() as u64 >= enough.min(manifest.raw_len) {
             break raw;
         }
@@ -107,7 +108,7 @@ pub async fn preview(
         reader.next = through + 1;
         round = round.saturating_mul(2);
     };
-    let (attribute, start, total) = match single_blob_span(&raw) {
+    let (attribute, start, total) = match single_blob_span(&raw, manifest.raw_len) {
         Some(span) => (Some(span.name), span.start as u64, span.len),
         None => (None, 0, manifest.raw_len),
     };
@@ -133,7 +134,7 @@ async fn stored_range(
     let first_chunk = reader.read(0, 0).await?;
     check_frame_header(&first_chunk, manifest)?;
     let head = decompress_prefix(&first_chunk, manifest.chunk_count == 1, 1024)?;
-    let span = single_blob_span(&head);
+    let span = single_blob_span(&head, manifest.raw_len);
     let (start, total) = span
         .as_ref()
         .map_or((0, manifest.raw_len), |s| (s.start as u64, s.len));

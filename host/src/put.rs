@@ -60,10 +60,13 @@ pub(crate) async fn put_upload(
 }
 
 /// Writes the item `parent` with one more binary attribute `attribute`
-/// holding the `len` bytes `reader` yields, in bounded memory: chunks go
-/// out as they are cut. Commits like [`put()`]; a reader that fails or
-/// yields a different length aborts the write (its chunks are deleted)
-/// and leaves the stored item as it was. Streams are written in batch mode
+/// holding the bytes `reader` yields, in bounded memory: chunks go out as
+/// they are cut. `len` is their exact count when known first (a regular
+/// file's size; another count is `STREAM_LENGTH_MISMATCH`), or `None` to
+/// read to the end (a pipe), up to [`PutOptions::max_stream_bytes`].
+/// Commits like [`put()`]; a reader that fails, yields a different length
+/// or passes the limit aborts the write (its chunks are deleted) and
+/// leaves the stored item as it was. Streams are written in batch mode
 /// (atomic mode refuses with `OPTIONS_INVALID`).
 #[expect(
     clippy::too_many_arguments,
@@ -75,7 +78,7 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
     parent: Item,
     attribute: &str,
     mut reader: R,
-    len: u64,
+    len: Option<u64>,
     options: &PutOptions,
     progress: &dyn Progress,
 ) -> Result<PutOutcome, HostError> {

@@ -198,6 +198,7 @@ async fn items_over_the_configured_maximum_are_refused() {
     let before = snapshot(&client, &table).await;
     let options = PutOptions {
         max_item_bytes: 1_000_000,
+        max_stream_bytes: Some(1_000_000),
         ..plain_options()
     };
     let error = put_err(
@@ -215,13 +216,31 @@ async fn items_over_the_configured_maximum_are_refused() {
         key(LayoutKind::ChunkTable, "s"),
         "data",
         &[0u8; 10][..],
-        2_000_000,
+        Some(2_000_000),
         &options,
         &(),
     )
     .await
     .expect_err("declared too large");
     assert_eq!(streamed.code(), "VIRTUAL_ITEM_TOO_LARGE");
+    assert_eq!(snapshot(&client, &table).await, before);
+    // A stream of unknown length is cut off when it passes the limit, after
+    // two full chunks went out: they are deleted and nothing is committed.
+    let pipe = noise(5, 3_000_000);
+    let cut = dynaslice_host::put_reader(
+        &client,
+        &table,
+        key(LayoutKind::ChunkTable, "pipe"),
+        "data",
+        &pipe[..],
+        None,
+        &options,
+        &(),
+    )
+    .await
+    .expect_err("passes the limit");
+    assert_eq!(cut.code(), "VIRTUAL_ITEM_TOO_LARGE", "{cut}");
+    assert!(cut.to_string().contains("limit 1000000"), "{cut}");
     assert_eq!(snapshot(&client, &table).await, before);
 
     // A reader with a lower limit refuses a stored item before reading its chunks.
@@ -281,7 +300,7 @@ async fn tampered_chunks_and_manifests_are_detected() {
         );
 
         // A chunk deleted on the server (the parent did not move): missing, not retried forever.
-        let gone = dynaslice_host::inspect(&client, &table, &victim, usize::MAX)
+        let gone = dynaslice_host::inspect(&client, &table, &victim)
             .await
             .unwrap()
             .unwrap()

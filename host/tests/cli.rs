@@ -569,12 +569,179 @@ fn get_out_writes_through_links_fifos_and_devices() {
             .file_type()
             .is_char_device()
     );
+    // /dev/stdout is written through (here to a file the child's standard
+    // output is), and stays the link it was.
+    let stdout = Path::new("/dev/stdout");
+    let was = std::fs::symlink_metadata(stdout).unwrap().file_type();
+    let captured = dir.join("captured.bin");
+    let mut command = command(&[
+        "--data",
+        data,
+        "get",
+        "-t",
+        "docs",
+        "-k",
+        "pk=blob",
+        "-o",
+        "/dev/stdout",
+    ]);
+    command.stdout(std::fs::File::create(&captured).unwrap());
+    let run = command.output().unwrap();
+    assert!(run.status.success());
+    // What is said goes to stderr: stdout carries the payload alone.
+    let said = String::from_utf8(run.stderr).unwrap();
+    assert!(said.starts_with("wrote 1.43 MiB to /dev/stdout"), "{said}");
+    assert_eq!(std::fs::symlink_metadata(stdout).unwrap().file_type(), was);
+    assert!(
+        std::fs::read(&captured).unwrap() == bytes,
+        "stdout got the payload"
+    );
     let names: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|n| n.contains("dynaslice-partial"))
         .collect();
     assert!(names.is_empty(), "no temporary file left: {names:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Runs `script` with `sh -c`; it must succeed.
+fn sh(script: &str) -> Run {
+    let mut command = Command::new("sh");
+    command
+        .arg("-c")
+        .arg(script)
+        .env_remove("DYNASLICE_ENDPOINT");
+    cli_run::ok(command, &[script])
+}
+
+/// The SHA-256 of a file, by `sha256sum` (an implementation of its own).
+fn sha256(path: &Path) -> String {
+    let run = sh(&format!("sha256sum < '{}'", path.display()));
+    run.stdout.split_whitespace().next().unwrap().to_string()
+}
+
+#[test]
+fn dash_pipes_and_fifos_stream_in_and_out() {
+    use std::io::Write;
+    let dir = tempdir("pipes");
+    let data = dir.join("store").join("local.db");
+    let data = data.to_str().unwrap();
+    ok(&[
+        "--data",
+        data,
+        "tables",
+        "create",
+        "-t",
+        "docs",
+        "--partition-key",
+        "pk",
+    ]);
+    let bin = env!("CARGO_BIN_EXE_dynaslice");
+    let cli = format!("'{bin}' --data '{data}'");
+
+    // 30 MB from a pipe, whose length nobody knows before it ends.
+    let sent = dir.join("sent.bin");
+    let put = sh(&format!(
+        "head -c 30000000 /dev/urandom | tee '{}' | {cli} put -t docs -k pk=piped --file -",
+        sent.display()
+    ));
+    assert!(put.stdout.contains("stored"), "{}", put.stdout);
+    assert_eq!(std::fs::metadata(&sent).unwrap().len(), 30_000_000);
+    // A version 2 value stream (docs/FORMAT.md): "DSV" 02, count 1, name
+    // length 1, "data", tag 0C: 11 bytes, then the payload to the end.
+    let inspect = json(&ok(&[
+        "--data", data, "inspect", "-t", "docs", "-k", "pk=piped", "--json",
+    ]));
+    assert_eq!(inspect["manifest"]["rawBytes"], 30_000_011u64, "{inspect}");
+    // Out through `-` into a pipe: what comes out digests as what went in,
+    // and what is said goes to stderr.
+    let got = sh(&format!(
+        "{cli} get -t docs -k pk=piped --out - | sha256sum"
+    ));
+    assert_eq!(got.stdout.split_whitespace().next().unwrap(), sha256(&sent));
+    assert!(got.stderr.contains("to standard output"), "{}", got.stderr);
+    // With --json, the document goes to stderr too: stdout is the payload.
+    let out = dir.join("out.bin");
+    let got = sh(&format!(
+        "{cli} get -t docs -k pk=piped --out - --json > '{}'",
+        out.display()
+    ));
+    assert_eq!(sha256(&out), sha256(&sent));
+    let said: serde_json::Value = serde_json::from_str(got.stderr.trim()).unwrap();
+    assert_eq!(said["bytes"], 30_000_000u64, "{said}");
+
+    // A FIFO as --file: read to its end as another process writes it.
+    let fifo = dir.join("in.fifo");
+    assert!(
+        Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let payload: Vec<u8> = (0..2_500_000u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let writer = {
+        let (fifo, payload) = (fifo.clone(), payload.clone());
+        std::thread::spawn(move || {
+            std::fs::File::create(fifo)
+                .unwrap()
+                .write_all(&payload)
+                .unwrap()
+        })
+    };
+    ok(&[
+        "--data",
+        data,
+        "put",
+        "-t",
+        "docs",
+        "-k",
+        "pk=fifo",
+        "--file",
+        fifo.to_str().unwrap(),
+    ]);
+    writer.join().unwrap();
+    let back = dir.join("fifo.bin");
+    ok(&[
+        "--data",
+        data,
+        "get",
+        "-t",
+        "docs",
+        "-k",
+        "pk=fifo",
+        "-o",
+        back.to_str().unwrap(),
+    ]);
+    assert!(
+        std::fs::read(&back).unwrap() == payload,
+        "the FIFO's bytes came back"
+    );
+
+    // /dev/stdin on a pipe is read to its end too (it once declared 0 bytes).
+    sh(&format!(
+        "printf 'hello, pipe' | {cli} put -t docs -k pk=stdin --file /dev/stdin"
+    ));
+    let hello = sh(&format!("{cli} get -t docs -k pk=stdin --out -"));
+    assert_eq!(hello.stdout, "hello, pipe");
+
+    // A limit cuts a pipe off as it passes it; nothing is committed.
+    let mut command = Command::new("sh");
+    command.arg("-c").arg(format!(
+        "head -c 3000000 /dev/zero | {cli} put -t docs -k pk=cut --file - --codec none --max-size 1000000"
+    ));
+    cli_run::fails(
+        command,
+        &["put --max-size 1000000"],
+        "VIRTUAL_ITEM_TOO_LARGE",
+    );
+    fails(
+        &["--data", data, "inspect", "-t", "docs", "-k", "pk=cut"],
+        "NOT_FOUND",
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

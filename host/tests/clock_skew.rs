@@ -107,15 +107,10 @@ async fn a_writer_two_hours_behind_loses_nothing_to_a_concurrent_gc() {
     );
 
     // The version is stamped in the store's time, not the writer's.
-    let stored = dynaslice_host::inspect(
-        &client,
-        &table,
-        &key(LayoutKind::ChunkTable, "skewed"),
-        usize::MAX,
-    )
-    .await
-    .unwrap()
-    .expect("committed");
+    let stored = dynaslice_host::inspect(&client, &table, &key(LayoutKind::ChunkTable, "skewed"))
+        .await
+        .unwrap()
+        .expect("committed");
     let manifest = Manifest::from_value(&stored.parent[MANIFEST_ATTRIBUTE]).unwrap();
     let stamped = manifest.version.unix_ms() / 1000;
     assert!(

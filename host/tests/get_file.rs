@@ -76,64 +76,73 @@ fn create_table(prefix: &str) -> String {
     table
 }
 
+/// Runs the binary, which must succeed, and prints its peak resident set.
+fn ok_measured(what: &str, args: &[&str]) -> (Run, u64) {
+    let (run, peak) = cli_run::run_measured(command(args));
+    assert_eq!(run.code, 0, "dynaslice {args:?} failed: {}", run.stderr);
+    println!("{what}: peak RSS {:.1} MiB", peak as f64 / 1048576.0);
+    (run, peak)
+}
+
 #[test]
-fn a_file_over_the_default_limit_streams_back() {
+fn a_200_mb_file_needs_no_size_flag_and_stays_in_bounded_memory() {
     let dir = tempdir("big");
     let table = create_table("getfile-big");
-    // Random (incompressible), stored with codec none: 190.7 MiB, the size
-    // the whole-item read refused.
+    // Random (incompressible), stored with codec none: 190.7 MiB, over the
+    // 64 MiB limit of whole-item reads.
     let bytes = common::noise(21, 200_000_015);
     let source = dir.join("big.bin");
     std::fs::write(&source, &bytes).unwrap();
-    ok(&[
-        "put",
-        "-t",
-        &table,
-        "-k",
-        "pk=big",
-        "--file",
-        source.to_str().unwrap(),
-        "--codec",
-        "none",
-        "--max-size",
-        "300000000",
-    ]);
+    let t = table.as_str();
+    // Holding the payload would take its 190.7 MiB and more: each command
+    // stays below it (what they hold is a few chunks and the requests in
+    // flight, whatever the payload's size).
+    let bound = bytes.len() as u64;
+
+    let source_arg = source.to_str().unwrap();
+    let put = [
+        "put", "-t", t, "-k", "pk=big", "--file", source_arg, "--codec", "none",
+    ];
+    let (_, peak) = ok_measured("put --file 200 MB", &put);
+    assert!(peak < bound, "put held {peak} bytes");
     std::fs::remove_file(&source).unwrap();
 
-    // Reading it whole is still held to the limit, and says how to raise it.
-    for command in ["get", "inspect", "rm"] {
-        let refused = fails(&[command, "-t", &table, "-k", "pk=big"], "DECOMPRESS_LIMIT");
-        assert!(
-            refused.stderr.contains("--max-size"),
-            "{command}: names the flag that raises the limit: {}",
-            refused.stderr
-        );
-    }
+    let (run, peak) = ok_measured("inspect", &["inspect", "-t", t, "-k", "pk=big", "--json"]);
+    assert!(peak < bound, "inspect held {peak} bytes");
+    let found = json(&run);
+    // The value stream (docs/FORMAT.md): "DSV" 01, count 1, name length 1,
+    // "data", tag 03 and a 4-byte varint of 200,000,015: 15 bytes before it.
+    assert_eq!(found["manifest"]["rawBytes"], 200_000_030u64, "{found}");
+
+    // Reading it whole into memory is still held to the limit, and says how
+    // to raise it.
+    let refused = fails(&["get", "-t", t, "-k", "pk=big"], "DECOMPRESS_LIMIT");
+    assert!(
+        refused.stderr.contains("--max-size"),
+        "names the flag that raises the limit: {}",
+        refused.stderr
+    );
 
     let back = dir.join("back.bin");
-    let got = json(&ok(&[
+    let out = [
         "get",
         "-t",
-        &table,
+        t,
         "-k",
         "pk=big",
+        "--json",
         "--out",
         back.to_str().unwrap(),
-        "--json",
-    ]));
-    assert_eq!(got["bytes"], 200_000_015, "{got}");
+    ];
+    let (run, peak) = ok_measured("get --out", &out);
+    assert!(peak < bound, "get --out held {peak} bytes");
+    assert_eq!(json(&run)["bytes"], 200_000_015, "{}", run.stdout);
     assert!(holds(&back, &bytes), "the file read back differs");
     assert_eq!(names(&dir), ["back.bin"], "no temporary file is left");
 
-    ok(&[
-        "rm",
-        "-t",
-        &table,
-        "-k",
-        "pk=big",
-        "--max-size",
-        "300000000",
-    ]);
+    let (_, peak) = ok_measured("rm", &["rm", "-t", t, "-k", "pk=big"]);
+    assert!(peak < bound, "rm held {peak} bytes");
+    fails(&["inspect", "-t", t, "-k", "pk=big"], "NOT_FOUND");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -156,8 +165,6 @@ fn a_compressed_file_streams_back() {
         source.to_str().unwrap(),
         "--codec",
         "deflate",
-        "--max-size",
-        "200000000",
     ]);
     assert!(put.stdout.contains("deflate"), "{}", put.stdout);
     let back = dir.join("back.json");
@@ -173,15 +180,7 @@ fn a_compressed_file_streams_back() {
     assert!(human.stdout.contains("wrote"), "{}", human.stdout);
     assert!(holds(&back, &bytes), "the file read back differs");
     assert_eq!(names(&dir), ["back.json", "orders.json"]);
-    ok(&[
-        "rm",
-        "-t",
-        &table,
-        "-k",
-        "pk=orders",
-        "--max-size",
-        "200000000",
-    ]);
+    ok(&["rm", "-t", &table, "-k", "pk=orders"]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -217,7 +216,7 @@ async fn a_damaged_chunk_leaves_no_file_and_an_existing_one_untouched() {
 
     // One byte flipped in a middle chunk, after earlier chunks were written
     // to the temporary file.
-    let middle = dynaslice_host::inspect(&client, &table, &key, usize::MAX)
+    let middle = dynaslice_host::inspect(&client, &table, &key)
         .await
         .unwrap()
         .unwrap()

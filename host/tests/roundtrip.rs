@@ -224,7 +224,7 @@ async fn streamed_files_in_both_layouts() {
                 parent.clone(),
                 "data",
                 &bytes[..],
-                bytes.len() as u64,
+                Some(bytes.len() as u64),
                 &options,
                 &progress,
             )
@@ -269,7 +269,7 @@ async fn a_short_stream_aborts_and_leaves_the_old_version() {
         key(LayoutKind::ChunkTable, "f"),
         "data",
         &bytes[..1_500_000],
-        bytes.len() as u64,
+        Some(bytes.len() as u64),
         &PutOptions::default(),
         &(),
     )

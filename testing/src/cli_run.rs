@@ -36,6 +36,54 @@ pub fn run(mut command: Command) -> Run {
     run
 }
 
+/// Runs `command` as [`run`] does, and reads its peak resident set
+/// (`VmHWM`, Linux) every few milliseconds until it exits: the last
+/// reading, in bytes (0 where it cannot be read). The peak only grows, so
+/// the reading misses at most what the last milliseconds added.
+pub fn run_measured(mut command: Command) -> (Run, u64) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).expect("reads the pipe");
+            String::from_utf8(bytes).expect("utf-8 output")
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+    let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    let status = loop {
+        if let Some(kb) = std::fs::read_to_string(&status_file)
+            .ok()
+            .and_then(|status| crate::memory::field_kb(&status, "VmHWM"))
+        {
+            peak = peak.max(kb * 1024);
+        }
+        if let Some(status) = child.try_wait().expect("waits") {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(3));
+    };
+    let run = Run {
+        code: status.code().unwrap_or(-1),
+        stdout: stdout.join().expect("stdout read"),
+        stderr: stderr.join().expect("stderr read"),
+    };
+    assert!(
+        !run.stderr.contains("panicked") && !run.stderr.contains("backtrace"),
+        "{}",
+        run.stderr
+    );
+    (run, peak)
+}
+
 /// Runs `command` (given `args`), which must succeed.
 pub fn ok(command: Command, args: &[&str]) -> Run {
     let run = run(command);

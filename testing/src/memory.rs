@@ -27,6 +27,11 @@ pub fn reset_peak() -> bool {
 /// A `/proc/self/status` field given in kB, in bytes.
 fn status_bytes(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    field_kb(&status, field).map_or(0, |kb| kb * 1024)
+}
+
+/// A field given in kB in the text of a `/proc/<pid>/status`.
+pub(crate) fn field_kb(status: &str, field: &str) -> Option<u64> {
     status
         .lines()
         .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
@@ -37,5 +42,4 @@ fn status_bytes(field: &str) -> u64 {
                 .parse::<u64>()
                 .ok()
         })
-        .map_or(0, |kb| kb * 1024)
 }

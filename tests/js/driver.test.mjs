@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync, createReadStream } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
@@ -272,6 +273,39 @@ describe('streams', () => {
     assert.ok(same(plain.item.file, bytes));
   });
 
+  test('putStream with no size: a Node Readable, a ReadableStream and an async generator, read back byte for byte', async () => {
+    const bytes = randomBytes(9 * MB + 321);
+    const path = join(dir, 'unsized.bin');
+    writeFileSync(path, bytes);
+    const sources = {
+      // A Node stream has no length to give; neither has a web stream or a generator.
+      'a Node Readable of 9 MB': () => createReadStream(path),
+      'a Node Readable of 1 KB': () => Readable.from([bytes.subarray(0, KB)]),
+      'a ReadableStream of 9 MB': () => Readable.toWeb(createReadStream(path)),
+      'an async generator of 1 KB': async function* () { yield new Uint8Array(bytes.subarray(0, 1000)); yield new Uint8Array(bytes.subarray(1000, KB)); },
+    };
+    for (const [name, source] of Object.entries(sources)) {
+      const expected = name.endsWith('1 KB') ? bytes.subarray(0, KB) : bytes;
+      const progress = [];
+      const put = await putStream(client, source(), { pk: { S: `unsized#${name}` } }, { ...DOCS, attribute: 'file', onProgress: (p) => progress.push(p) });
+      assert.equal(put.bytesWritten, expected.length, name);
+      // docs/FORMAT.md: a version 2 value stream, 11 bytes before the payload.
+      assert.equal(put.manifest.rawBytes, expected.length + 11, name);
+      assert.equal(progress.at(-1).bytesRead, expected.length, name);
+      const back = await getItem(client, { pk: { S: `unsized#${name}` } }, DOCS);
+      assert.ok(same(back.item.file.B, expected), name);
+    }
+    // A declared size that lies is still refused, and nothing is committed.
+    for (const size of [bytes.length - 1, bytes.length + 1]) {
+      await assert.rejects(putStream(client, createReadStream(path), { pk: { S: 'unsized#lie' } }, { ...DOCS, attribute: 'file', size }), { code: 'STREAM_LENGTH_MISMATCH' });
+    }
+    assert.equal((await getItem(client, { pk: { S: 'unsized#lie' } }, DOCS)).item, undefined);
+    // A stream of unknown length passing maxRawBytes is cut off there, its chunks deleted.
+    await assert.rejects(putStream(client, createReadStream(path), { pk: { S: 'unsized#cut' } }, { ...DOCS, attribute: 'file', codec: 'none', maxRawBytes: 2 * MB }), { code: 'VIRTUAL_ITEM_TOO_LARGE' });
+    assert.equal((await getItem(client, { pk: { S: 'unsized#cut' } }, DOCS)).item, undefined);
+    assert.deepEqual(await chunksOf('unsized#cut'), []);
+  });
+
   test('a source that fails half-way: the stored item stays, the written chunks are deleted', async () => {
     const before = await putItem(client, blob('stream#broken', 500 * KB), DOCS);
     async function* broken() {
@@ -423,7 +457,7 @@ describe('getStream', () => {
     assert.ok(pieces >= 2);
   });
 
-  test('a 200 MB stored file streams out holding less than 32 MB of heap', { timeout: 600_000 }, async () => {
+  test('a 200 MB stream with no size goes in, and streams out holding less than 32 MB of heap', { timeout: 600_000 }, async () => {
     const SIZE = 200 * MB;
     const PIECE = 1 * MB;
     const written = createHash('sha256');
@@ -434,9 +468,11 @@ describe('getStream', () => {
         yield piece;
       }
     }
-    // A whole-item read (getItem) refuses more than 64 MiB unless asked; a stream never holds it.
-    const put = await putStream(client, file(), { pk: { S: 'get#200MB' } }, { ...DOCS, attribute: 'file', size: SIZE, maxRawBytes: SIZE + MB });
+    // A stream of unknown length, with no size and no limit: a stream is never held whole.
+    const put = await putStream(client, file(), { pk: { S: 'get#200MB' } }, { ...DOCS, attribute: 'file' });
     assert.ok(put.manifest.chunkCount >= 500);
+    // A whole-item read (getItem) refuses more than 64 MiB unless asked, naming the option.
+    await assert.rejects(getItem(client, { pk: { S: 'get#200MB' } }, DOCS), (e) => e.code === 'DECOMPRESS_LIMIT' && /maxBytes/.test(e.message));
     // What the stream holds, not what it left for the collector: every
     // sample is taken right after a full collection.
     const live = () => {
@@ -474,7 +510,8 @@ describe('getStream', () => {
     // 22 and 24. Holding the file would take 200.
     assert.ok(growth.arrayBuffers < 48 * MB, `array buffers grew by ${mib(growth.arrayBuffers)}`);
     // DynamoDB Local scans pages in time growing with the table: gc's tests below need it small again.
-    assert.equal((await deleteItem(client, { pk: { S: 'get#200MB' } }, { ...DOCS, maxBytes: SIZE + MB })).chunksDeleted, put.manifest.chunkCount);
+    // Deleting needs no limit: it never reads the payload.
+    assert.equal((await deleteItem(client, { pk: { S: 'get#200MB' } }, DOCS)).chunksDeleted, put.manifest.chunkCount);
   });
 });
 

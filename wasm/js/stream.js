@@ -35,7 +35,10 @@ function bytes(piece) {
 /** Binds splitStream to a build's Splitter class. */
 export function splitStreamWith(Splitter) {
   /**
-   * Splits `source` as the binary attribute `options.attribute` of `item`.
+   * Splits `source` as the binary attribute `options.attribute` of `item`:
+   * exactly `options.size` bytes (a Blob's size by default), or, with no
+   * size, as many as the source yields (a Node stream, a ReadableStream,
+   * a generator), recorded when it ends.
    * @returns the Splitter's finish() result; its `chunks` (the last ones)
    * were already passed to `onChunk`, like every chunk before them.
    */
@@ -52,9 +55,11 @@ export function splitStreamWith(Splitter) {
         }
         onProgress?.({ bytesRead: splitter.received, totalBytes: size, chunks });
       }
+      // A stream of unknown length learns its size here.
+      const read = splitter.received;
       const result = splitter.finish();
       for (const chunk of result.chunks) await onChunk?.(chunk);
-      onProgress?.({ bytesRead: size, totalBytes: size, chunks: chunks + result.chunks.length });
+      onProgress?.({ bytesRead: read, totalBytes: read, chunks: chunks + result.chunks.length });
       return result;
     } finally {
       splitter.free();

@@ -107,7 +107,8 @@ pub(crate) fn expectation(
     match (expect.as_string().as_deref(), stored) {
         (_, Some(stored)) => {
             let stored = stream::item(stored)?;
-            Ok(Expect::from_stored_at(Some(&stored), &table.target()).map_err(Failure::from)?)
+            let target = table.target().keys_only();
+            Ok(Expect::from_stored_at(Some(&stored), &target).map_err(Failure::from)?)
         }
         _ if expect.is_undefined() || expect.is_null() => Ok(Expect::Absent),
         (Some("absent"), None) => Ok(Expect::Absent),
@@ -178,7 +179,8 @@ pub fn read_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
 pub fn delete_requests(parent: &[u8], options: JsValue) -> JsResult<JsValue> {
     let table = TableOptions::from_js(&options)?;
     let parent = stream::item(parent)?;
-    let delete = plan::plan_delete(&parent, &table.target()).map_err(error::read_failure)?;
+    let target = table.target().keys_only();
+    let delete = plan::plan_delete(&parent, &target).map_err(error::read_failure)?;
     let result = Object::new();
     set(&result, "deleteItem", &convert::delete(&delete.parent));
     set(

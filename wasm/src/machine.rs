@@ -70,17 +70,17 @@ impl Machine {
     }
 
     /// A write of `parent` (a value stream) with the binary attribute
-    /// `options.attribute` of `options.size` bytes, given with `input()`.
+    /// `options.attribute` of `options.size` bytes (or as many as come
+    /// before `endInput()` when no size is given), given with `input()`.
     #[wasm_bindgen(js_name = putStream)]
     pub fn put_stream(parent: &[u8], options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
         let put = convert::put_stream_options(&table, &options)?;
         let attribute = convert::attribute(&options, "the streamed binary attribute")?;
-        let len = convert::exact_size(&options)?;
         let source = PutSource::Stream {
             parent: stream::item(parent)?,
             attribute,
-            len: len as u64,
+            len: convert::stream_size(&options)?,
         };
         let inner = PutMachine::new(source, table.core(), put, env()?);
         Ok(machine(Inner::Put(Box::new(inner))))
@@ -130,7 +130,7 @@ impl Machine {
         let table = TableOptions::from_js(&options)?;
         let retry = convert::retry(&options)?;
         let key = stream::item(key)?;
-        let inner = DeleteMachine::new(&key, table.core(), table.max_raw_bytes, retry, env()?);
+        let inner = DeleteMachine::new(&key, table.core(), retry, env()?);
         Ok(machine(Inner::Delete(Box::new(inner))))
     }
 

@@ -28,7 +28,8 @@ pub struct Splitter {
 impl Splitter {
     /// `item` (a value stream) holds the key and small attributes, `stored`
     /// is the stream of the parent `options.expect` holds; `options` adds the table,
-    /// `attribute` (the binary attribute's name), `size` (its exact length),
+    /// `attribute` (the binary attribute's name), `size` (its exact length,
+    /// or none when it is learned at the end),
     /// and optionally `codec` (`none`, `deflate`, `zlib`, `gzip`), `level`,
     /// `chunkItemBytes`, `maxRawBytes`, `version`, `expect` and `commit`.
     #[wasm_bindgen(constructor)]
@@ -39,9 +40,13 @@ impl Splitter {
     ) -> Result<Splitter, JsValue> {
         let table = TableOptions::from_js(&options)?;
         let parent = convert::stream::item(item)?;
-        let split_options = convert::split_options(&table, &options)?;
+        let mut split_options = convert::split_options(&table, &options)?;
+        // A stream is never held whole: no limit unless one is given.
+        if convert::get(&options, "maxRawBytes").is_undefined() {
+            split_options.max_raw_bytes = usize::MAX;
+        }
         let attribute = convert::attribute(&options, "the streamed binary attribute")?;
-        let size = convert::exact_size(&options)?;
+        let size = convert::stream_size(&options)?;
         let compression = if convert::get(&options, "codec").is_undefined() {
             Compression::NONE
         } else {
@@ -49,7 +54,7 @@ impl Splitter {
         };
         let expect = crate::expectation(&options, stored.as_deref(), &table)?;
         let commit = convert::commit(&options)?;
-        let inner = StreamSplit::new(parent, attribute, size as u64, compression, &split_options)
+        let inner = StreamSplit::new(parent, attribute, size, compression, &split_options)
             .map_err(crate::error::write_failure)?;
         Ok(Splitter {
             inner: Some(inner),
@@ -85,7 +90,7 @@ impl Splitter {
     pub fn finish(&mut self) -> Result<JsValue, JsValue> {
         let inner = self.inner.take().ok_or_else(finished)?;
         let split = inner.finish().map_err(crate::error::write_failure)?;
-        let target = self.table.target();
+        let target = self.table.target().keys_only();
         let plan = plan::plan_streamed_commit_as(&split, &target, &self.expect, self.commit)
             .map_err(Failure::from)?;
         let result = convert::split_result(&split, &plan);

@@ -8,7 +8,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::{MultiSlice, STREAM_MAGIC, STREAM_VERSION, tag};
+use super::{MultiSlice, STREAM_MAGIC, STREAM_VERSION, STREAM_VERSION_OPEN, tag};
 use crate::size;
 use crate::validate::MAX_NESTING_DEPTH;
 use crate::value::{AttributeValue, Item};
@@ -134,7 +134,11 @@ pub fn decode_attributes_nested(bytes: &[u8], max_depth: usize) -> Result<Item, 
 }
 
 fn decode(input: MultiSlice<'_>, max_depth: usize) -> Result<Item, DecodeError> {
-    let mut reader = Reader { input, max_depth };
+    let mut reader = Reader {
+        input,
+        max_depth,
+        open: false,
+    };
     let count = reader.header()?;
     let mut item = Item::new();
     for _ in 0..count {
@@ -157,6 +161,7 @@ pub fn stream_item_size(bytes: &[u8], max_depth: usize) -> Result<usize, DecodeE
     let mut reader = Reader {
         input: MultiSlice::new([bytes]),
         max_depth,
+        open: false,
     };
     let count = reader.header()?;
     let mut number = Vec::new();
@@ -201,24 +206,29 @@ pub struct BlobSpan {
 
 /// Locates the value of a stream's only attribute, when the stream holds
 /// exactly one attribute and it is a string or a binary. `prefix` may be
-/// just the start of the stream; `None` when it holds something else or is
-/// too short to tell.
-pub fn single_blob_span(prefix: &[u8]) -> Option<BlobSpan> {
+/// just the start of the stream, whose whole length is `stream_len` (a
+/// version 2 binary's length is what follows it); `None` when it holds
+/// something else or is too short to tell.
+pub fn single_blob_span(prefix: &[u8], stream_len: u64) -> Option<BlobSpan> {
     let mut reader = Reader {
         input: MultiSlice::new([prefix]),
         max_depth: MAX_NESTING_DEPTH,
+        open: false,
     };
     if reader.header().ok()? != 1 {
         return None;
     }
     let name = reader.string().ok()?;
-    let string = match reader.u8().ok()? {
-        tag::S => true,
-        tag::B => false,
+    let (string, len) = match reader.u8().ok()? {
+        // The value's length is read as is: its bytes may lie beyond the prefix.
+        tag::S => (true, reader.varint().ok()?),
+        tag::B => (false, reader.varint().ok()?),
+        tag::B_REST if reader.open => (
+            false,
+            stream_len.checked_sub(reader.input.position() as u64)?,
+        ),
         _ => return None,
     };
-    // The value's length is read as is: its bytes may lie beyond the prefix.
-    let len = reader.varint().ok()?;
     Some(BlobSpan {
         name,
         string,
@@ -231,6 +241,8 @@ struct Reader<'a> {
     input: MultiSlice<'a>,
     /// Lists and maps a value may sit in ([`MAX_NESTING_DEPTH`] when stored).
     max_depth: usize,
+    /// A version 2 stream: a top-level binary may run to the end.
+    open: bool,
 }
 
 impl Reader<'_> {
@@ -242,12 +254,13 @@ impl Reader<'_> {
             return Err(DecodeError::BadMagic);
         }
         let version = self.u8()?;
-        if version != STREAM_VERSION {
+        if version != STREAM_VERSION && version != STREAM_VERSION_OPEN {
             return Err(DecodeError::UnsupportedVersion {
                 got: version,
-                supported: STREAM_VERSION,
+                supported: STREAM_VERSION_OPEN,
             });
         }
+        self.open = version == STREAM_VERSION_OPEN;
         self.count()
     }
 
@@ -311,6 +324,14 @@ impl Reader<'_> {
         }
     }
 
+    /// The rest of the stream (a version 2 stream's last binary).
+    fn rest(&mut self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let len = self.input.remaining();
+        self.input.read_into(len, &mut out);
+        out
+    }
+
     fn bytes(&mut self) -> Result<Vec<u8>, DecodeError> {
         let len = self.count()?;
         let mut out = Vec::new();
@@ -344,6 +365,7 @@ impl Reader<'_> {
             tag::S => AttributeValue::S(self.string()?),
             tag::N => AttributeValue::N(self.string()?),
             tag::B => AttributeValue::B(self.bytes()?),
+            tag::B_REST if self.open && depth == 0 => AttributeValue::B(self.rest()),
             tag::FALSE => AttributeValue::Bool(false),
             tag::TRUE => AttributeValue::Bool(true),
             tag::NULL => AttributeValue::Null,
@@ -396,6 +418,11 @@ impl Reader<'_> {
         let (tag, at) = self.tag(depth)?;
         Ok(match tag {
             tag::S | tag::B => self.skip_bytes()?,
+            tag::B_REST if self.open && depth == 0 => {
+                let len = self.input.remaining();
+                self.input.skip(len);
+                len
+            }
             tag::N => self.number_size(scratch)?,
             tag::FALSE | tag::TRUE | tag::NULL => 1,
             tag::L => {

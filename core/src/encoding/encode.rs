@@ -5,7 +5,7 @@
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use super::{STREAM_MAGIC, STREAM_VERSION, tag};
+use super::{STREAM_MAGIC, STREAM_VERSION, STREAM_VERSION_OPEN, tag};
 use crate::value::{AttributeValue, Item};
 
 /// Byte strings at least this long are borrowed rather than copied into the
@@ -188,14 +188,21 @@ pub fn encode_item(item: &Item) -> EncodedStream<'_> {
 
 /// The start of a value stream holding one binary attribute of `len`
 /// bytes, up to where those bytes begin: for payloads that arrive in pieces.
-pub fn binary_attribute_prefix(name: &str, len: u64) -> Vec<u8> {
+/// With no `len` (a pipe, a generated stream), a version 2 stream whose
+/// binary runs to the stream's end (tag `0x0C`).
+pub fn binary_attribute_prefix(name: &str, len: Option<u64>) -> Vec<u8> {
     let mut stream = EncodedStream::new();
     stream.own.extend_from_slice(STREAM_MAGIC);
-    stream.byte(STREAM_VERSION);
+    stream.byte(len.map_or(STREAM_VERSION_OPEN, |_| STREAM_VERSION));
     stream.varint(1);
     stream.varint(name.len() as u64);
     stream.own.extend_from_slice(name.as_bytes());
-    stream.byte(tag::B);
-    stream.varint(len);
+    match len {
+        Some(len) => {
+            stream.byte(tag::B);
+            stream.varint(len);
+        }
+        None => stream.byte(tag::B_REST),
+    }
     stream.own
 }

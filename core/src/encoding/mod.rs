@@ -17,8 +17,13 @@ pub(crate) use scan::{ScanError, Scanner};
 
 /// First bytes of every value stream.
 pub const STREAM_MAGIC: &[u8; 3] = b"DSV";
-/// The value-stream format version this crate writes and reads.
+/// The value-stream format version this crate writes for a payload whose
+/// length is known when it begins (every stream but one).
 pub const STREAM_VERSION: u8 = 1;
+/// The value-stream format version of a payload streamed in without a
+/// length: version 1 plus one tag, `0x0C`, a binary that runs to
+/// the stream's end. Readers read both.
+pub const STREAM_VERSION_OPEN: u8 = 2;
 
 /// Type tags, one byte before each value.
 pub(crate) mod tag {
@@ -33,4 +38,7 @@ pub(crate) mod tag {
     pub const SS: u8 = 0x09;
     pub const NS: u8 = 0x0A;
     pub const BS: u8 = 0x0B;
+    /// Version 2 only, the last top-level value: a binary without a
+    /// length, whose bytes are the rest of the stream.
+    pub const B_REST: u8 = 0x0C;
 }

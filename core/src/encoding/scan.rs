@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 use super::decode::insert_unique;
-use super::{DecodeError, STREAM_MAGIC, STREAM_VERSION, tag};
+use super::{DecodeError, STREAM_MAGIC, STREAM_VERSION, STREAM_VERSION_OPEN, tag};
 use crate::validate::MAX_NESTING_DEPTH;
 use crate::value::{AttributeValue, Item};
 
@@ -115,6 +115,8 @@ pub(crate) struct Scanner {
     len: u64,
     pos: u64,
     step: Step,
+    /// A version 2 stream: a top-level binary may run to the end.
+    to_end: bool,
     attributes_left: u64,
     open: Vec<Open>,
     names: Item,
@@ -138,6 +140,7 @@ impl Scanner {
             len,
             pos: 0,
             step: Step::Header,
+            to_end: false,
             attributes_left: 0,
             open: Vec::new(),
             names: Item::new(),
@@ -231,12 +234,15 @@ impl Scanner {
                 match pos {
                     0..3 if byte != STREAM_MAGIC[pos as usize] => Err(DecodeError::BadMagic.into()),
                     0..3 => Ok(()),
-                    _ if byte != STREAM_VERSION => Err(DecodeError::UnsupportedVersion {
-                        got: byte,
-                        supported: STREAM_VERSION,
+                    _ if byte != STREAM_VERSION && byte != STREAM_VERSION_OPEN => {
+                        Err(DecodeError::UnsupportedVersion {
+                            got: byte,
+                            supported: STREAM_VERSION_OPEN,
+                        }
+                        .into())
                     }
-                    .into()),
                     _ => {
+                        self.to_end = byte == STREAM_VERSION_OPEN;
                         self.varint(Then::Attributes);
                         Ok(())
                     }
@@ -368,6 +374,16 @@ impl Scanner {
             tag::S => Then::Length(Bytes::Text),
             tag::N => Then::Length(Bytes::Text),
             tag::B => Then::Length(Bytes::Binary),
+            tag::B_REST if self.to_end && self.open.is_empty() => {
+                // Its length is what remains of the stream.
+                let what = if target {
+                    self.found = Some((0, false));
+                    Bytes::Target
+                } else {
+                    Bytes::Binary
+                };
+                return self.counted(self.len.saturating_sub(self.pos), pos, Then::Length(what));
+            }
             tag::FALSE | tag::TRUE | tag::NULL => {
                 if target {
                     return Err(ScanError::NotBlob {

@@ -36,6 +36,14 @@ pub enum PlanError {
         /// The caller's limit.
         limit: u64,
     },
+    /// A stored manifest claims more chunks than the caller builds keys
+    /// for; nothing was planned for it.
+    TooManyChunks {
+        /// The chunk count the manifest records.
+        chunk_count: u32,
+        /// The caller's limit.
+        limit: u32,
+    },
     /// A chunk key could not be made.
     ChunkKey(ChunkKeyError),
 }
@@ -48,7 +56,7 @@ impl PlanError {
             Self::LayoutMismatch { .. } => Code::LayoutMismatch,
             Self::VersionReused => Code::VersionReused,
             Self::Manifest(e) => e.code(),
-            Self::OverLimit { .. } => Code::DecompressLimit,
+            Self::OverLimit { .. } | Self::TooManyChunks { .. } => Code::DecompressLimit,
             Self::ChunkKey(e) => e.code(),
         }
     }
@@ -71,6 +79,11 @@ impl fmt::Display for PlanError {
             Self::OverLimit { raw_len, limit } => write!(
                 f,
                 "stored item is {raw_len} bytes, over this reader's limit of {limit}"
+            ),
+            Self::TooManyChunks { chunk_count, limit } => write!(
+                f,
+                "stored item claims {chunk_count} chunks, more than the {limit} whose keys \
+                 are built at once"
             ),
             Self::ChunkKey(e) => e.fmt(f),
         }

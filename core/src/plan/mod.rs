@@ -42,6 +42,12 @@ pub struct Target<'a> {
     /// claiming more is refused before a single chunk key is built, so a
     /// forged count of 999,999 chunks costs nothing.
     pub max_raw_bytes: u64,
+    /// The most chunks of a stored manifest a plan builds keys for (the
+    /// memory a forged manifest can cost). [`crate::layout::MAX_CHUNKS`]
+    /// by default; [`crate::DEFAULT_MAX_CHUNK_KEYS`] for operations that
+    /// never hold the payload (delete, the cleanup after an overwrite,
+    /// inspect), whose `max_raw_bytes` is then unlimited.
+    pub max_chunks: u32,
 }
 
 impl<'a> Target<'a> {
@@ -58,6 +64,17 @@ impl<'a> Target<'a> {
             key,
             layout,
             max_raw_bytes: crate::DEFAULT_MAX_RAW_BYTES as u64,
+            max_chunks: crate::layout::MAX_CHUNKS,
+        }
+    }
+
+    /// This target for an operation that builds chunk keys but never holds
+    /// the payload: any size, up to [`crate::DEFAULT_MAX_CHUNK_KEYS`] chunks.
+    pub fn keys_only(self) -> Self {
+        Self {
+            max_raw_bytes: u64::MAX,
+            max_chunks: crate::DEFAULT_MAX_CHUNK_KEYS,
+            ..self
         }
     }
 
@@ -72,17 +89,29 @@ impl<'a> Target<'a> {
         };
         let manifest = Manifest::from_value(value)?;
         self.check_layout(&manifest)?;
+        self.check_limits(&manifest)?;
+        Ok(Some(manifest))
+    }
+}
+
+impl Target<'_> {
+    /// Checks a stored manifest is within this target's limits.
+    pub(crate) fn check_limits(&self, manifest: &Manifest) -> Result<(), PlanError> {
         if manifest.raw_len > self.max_raw_bytes {
             return Err(PlanError::OverLimit {
                 raw_len: manifest.raw_len,
                 limit: self.max_raw_bytes,
             });
         }
-        Ok(Some(manifest))
+        if manifest.chunk_count > self.max_chunks {
+            return Err(PlanError::TooManyChunks {
+                chunk_count: manifest.chunk_count,
+                limit: self.max_chunks,
+            });
+        }
+        Ok(())
     }
-}
 
-impl Target<'_> {
     /// Checks a stored manifest's chunks live where this target says.
     fn check_layout(&self, manifest: &Manifest) -> Result<(), PlanError> {
         if manifest.chunk_count > 0 && manifest.layout != self.layout.name() {

@@ -64,7 +64,7 @@ impl Expect {
             // Beyond the writer's limit: the write still replaces it, but
             // leaves its chunks to `gc` (which reads only chunks that exist)
             // instead of building a key for each chunk the manifest claims.
-            if manifest.raw_len > target.max_raw_bytes {
+            if target.check_limits(&manifest).is_err() {
                 chunk_count = 0;
             }
         }

@@ -50,7 +50,6 @@ enum Phase {
 /// A delete of one virtual item (see the module's documentation).
 pub struct DeleteMachine {
     table: Table,
-    max_item_bytes: usize,
     key: Item,
     flights: Flights<Purpose>,
     plan: Option<DeletePlan>,
@@ -63,21 +62,15 @@ pub struct DeleteMachine {
 }
 
 impl DeleteMachine {
-    /// A delete of the item with `key` from `table`. A stored item whose
-    /// manifest claims more than `max_item_bytes` is refused (nothing
-    /// deleted) before a key is built for any of its chunks.
-    pub fn new(
-        key: &Item,
-        table: Table,
-        max_item_bytes: usize,
-        retry: RetryPolicy,
-        env: Env,
-    ) -> Self {
+    /// A delete of the item with `key` from `table`, whatever its size (the
+    /// payload is never read). A stored item whose manifest claims more than
+    /// [`crate::DEFAULT_MAX_CHUNK_KEYS`] chunks is refused (nothing
+    /// deleted) before a key is built for any of them.
+    pub fn new(key: &Item, table: Table, retry: RetryPolicy, env: Env) -> Self {
         let pace = Pace::new(INITIAL_WRITE_LIMIT, DEFAULT_CONCURRENCY);
         let flights = Flights::new(retry, pace, StoreClock::new(env.local_ms), env.seed);
         let mut machine = Self {
             table,
-            max_item_bytes,
             key: Item::new(),
             flights,
             plan: None,
@@ -98,7 +91,7 @@ impl DeleteMachine {
     }
 
     fn read_parent(&mut self, purpose: Purpose) {
-        let target = self.table.target(self.max_item_bytes as u64);
+        let target = self.table.keys_target();
         let get = parent_get(&target, &self.key);
         self.flights
             .send(Request::Get(get), purpose, Resend::Transient);
@@ -125,7 +118,7 @@ impl DeleteMachine {
                     self.finish(Ok(self.outcome()));
                     return Ok(());
                 };
-                let target = self.table.target(self.max_item_bytes as u64);
+                let target = self.table.keys_target();
                 let plan = plan_delete(&stored, &target)?;
                 self.flights.send(
                     Request::Delete(plan.parent.clone()),

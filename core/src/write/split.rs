@@ -20,6 +20,12 @@ use crate::write::spill::{Prepared, Spill, prepare};
 pub const DEFAULT_PARENT_BUDGET: usize = 4096;
 /// Default largest raw payload a virtual item may hold (64 MiB).
 pub const DEFAULT_MAX_RAW_BYTES: usize = 64 << 20;
+/// The most chunks of one virtual item that operations building every
+/// chunk's key accept (delete, the cleanup after an overwrite, inspect),
+/// and the most a streamed write cuts: a forged manifest costs them at most
+/// what the 64 MiB default limit of the 1 KiB-chunk worst case did (65,536
+/// keys), while a payload of full 400 KB chunks may be 25 GiB.
+pub const DEFAULT_MAX_CHUNK_KEYS: u32 = 65_536;
 /// Smallest chunk payload accepted: below it, chunk keys would outweigh data.
 pub const MIN_CHUNK_DATA_BYTES: usize = 1024;
 
@@ -51,7 +57,8 @@ pub struct SplitOptions {
     pub item_limit: usize,
     /// Attributes are spilled, largest first, until the parent is this small.
     pub parent_budget: usize,
-    /// Largest encoded payload accepted.
+    /// Largest encoded payload accepted (`usize::MAX`: none but the
+    /// chunk limit, for a stream).
     pub max_raw_bytes: usize,
     /// Keep a compressed payload on the parent when it fits there.
     pub inline: bool,

@@ -5,15 +5,16 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::codec::{Codec, Compression, FrameHeader};
+use crate::codec::{Codec, Compression, FRAME_HEADER_BYTES, FrameHeader};
 use crate::digest::Digester;
+use crate::digest::chunk_digest;
 use crate::encoding::binary_attribute_prefix;
-use crate::layout::MAX_CHUNKS;
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, reserved_attribute};
 use crate::size::item_size;
 use crate::validate::{ValidateOptions, validate_item};
 use crate::value::Item;
 use crate::write::cutter::Cutter;
+use crate::write::split::DEFAULT_MAX_CHUNK_KEYS;
 use crate::write::split::{
     SplitError, SplitItem, SplitOptions, check_options, chunk_data_bytes, chunk_item,
 };
@@ -38,7 +39,7 @@ enum Encoder {
 /// let mut parent = Item::new();
 /// parent.insert("pk".into(), AttributeValue::S("video".into()));
 /// let options = SplitOptions::new(schema.clone(), VersionId::new(1_763_683_200_000, 3));
-/// let mut stream = StreamSplit::new(parent, "data".into(), 1_000_000, Compression::NONE, &options).unwrap();
+/// let mut stream = StreamSplit::new(parent, "data".into(), Some(1_000_000), Compression::NONE, &options).unwrap();
 /// let mut chunks = Vec::new();
 /// for piece in vec![9u8; 1_000_000].chunks(65_536) {
 ///     chunks.extend(stream.push(piece).unwrap()); // complete chunks, ready to upload
@@ -54,9 +55,15 @@ pub struct StreamSplit {
     parent: Item,
     spilled: Vec<String>,
     codec: Codec,
-    declared: u64,
+    /// The payload's length as declared, or `None` when it is learned at
+    /// the end (then the first chunk, which holds the frame's raw length,
+    /// is held back until then).
+    declared: Option<u64>,
     received: u64,
+    /// The value stream's length: fixed at the start, or counted.
     stream_len: u64,
+    /// The first chunk, held back while the frame's raw length is unknown.
+    first: Option<(Vec<u8>, u64)>,
     digest: Digester,
     encoder: Encoder,
     cutter: Cutter,
@@ -68,10 +75,19 @@ impl StreamSplit {
     /// `attribute` names the binary attribute whose `len` bytes will follow
     /// through [`StreamSplit::push`]. Streaming supports the codecs `none`,
     /// `deflate`, `zlib` and `gzip`.
+    ///
+    /// With `len` given, a stream that turns out shorter or longer is
+    /// refused (`STREAM_LENGTH_MISMATCH`) and a payload longer than
+    /// [`SplitOptions::max_raw_bytes`] is refused before a byte is taken.
+    /// With `None` (a pipe, a generated stream), the length is learned at
+    /// the end and stored in a version 2 value stream (docs/FORMAT.md); the
+    /// stream is refused when it passes `max_raw_bytes` or the chunk limit,
+    /// and the first chunk comes out last, since it holds the frame's raw
+    /// length (memory: one chunk more).
     pub fn new(
         parent: Item,
         attribute: String,
-        len: u64,
+        len: Option<u64>,
         compression: Compression,
         options: &SplitOptions,
     ) -> Result<Self, SplitError> {
@@ -95,8 +111,8 @@ impl StreamSplit {
             return Err(SplitError::Invalid { violations });
         }
         let prefix = binary_attribute_prefix(&attribute, len);
-        let stream_len = prefix.len() as u64 + len;
-        let mut split = Self::start(
+        let stream_len = len.map(|len| prefix.len() as u64 + len);
+        let mut split = Self::begin(
             parent,
             alloc::vec![attribute],
             stream_len,
@@ -105,6 +121,7 @@ impl StreamSplit {
         )?;
         split.declared = len;
         split.raw(&prefix);
+        split.stream_len = prefix.len() as u64 + len.unwrap_or(0);
         Ok(split)
     }
 
@@ -117,18 +134,28 @@ impl StreamSplit {
         compression: Compression,
         options: &SplitOptions,
     ) -> Result<Self, SplitError> {
-        if stream_len > options.max_raw_bytes as u64 {
-            return Err(SplitError::TooLarge {
-                size: usize::try_from(stream_len).unwrap_or(usize::MAX),
-                limit: options.max_raw_bytes,
-            });
+        Self::begin(parent, spilled, Some(stream_len), compression, options)
+    }
+
+    /// Starts splitting a value stream of `stream_len` bytes, or of a
+    /// length learned at the end.
+    fn begin(
+        parent: Item,
+        spilled: Vec<String>,
+        stream_len: Option<u64>,
+        compression: Compression,
+        options: &SplitOptions,
+    ) -> Result<Self, SplitError> {
+        if let Some(len) = stream_len {
+            check_length(len, options)?;
         }
         let key = options.key.key_of(&parent);
         let data_bytes = chunk_data_bytes(&key, options)?;
         let mut cutter = Cutter::new(data_bytes, options.version.to_text(), None);
+        // An unknown length is written as 0 and set when the stream ends.
         let header = FrameHeader {
             codec: compression.codec,
-            raw_len: stream_len,
+            raw_len: stream_len.unwrap_or(0),
         };
         cutter.write(&header.to_bytes(), None);
         let encoder = match compression.codec {
@@ -155,7 +182,8 @@ impl StreamSplit {
             codec: compression.codec,
             declared: stream_len,
             received: 0,
-            stream_len,
+            stream_len: stream_len.unwrap_or(0),
+            first: None,
             digest: Digester::new(),
             encoder,
             cutter,
@@ -187,27 +215,49 @@ impl StreamSplit {
     /// completed, in sequence order, ready to write.
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Item>, SplitError> {
         let received = self.received + bytes.len() as u64;
-        if received > self.declared {
-            return Err(SplitError::StreamLength {
-                declared: self.declared,
-                received,
-            });
+        match self.declared {
+            Some(declared) if received > declared => {
+                return Err(SplitError::StreamLength { declared, received });
+            }
+            Some(_) => {}
+            None => check_length(self.stream_len + bytes.len() as u64, &self.options)?,
         }
         self.raw(bytes);
         self.received = received;
-        let (first, sealed) = self.cutter.take_sealed();
+        if self.declared.is_none() {
+            self.stream_len += bytes.len() as u64;
+        }
+        let (mut first, mut sealed) = self.cutter.take_sealed();
+        if self.declared.is_none() && first == 0 && !sealed.is_empty() {
+            self.first = Some(sealed.remove(0));
+            first = 1;
+        }
+        if (first as usize + sealed.len()) > DEFAULT_MAX_CHUNK_KEYS as usize {
+            return Err(self.too_many_chunks());
+        }
         chunk_items(&self.key, &self.options, first, sealed)
+    }
+
+    /// The error of a stream that needs more than [`DEFAULT_MAX_CHUNK_KEYS`] chunks.
+    fn too_many_chunks(&self) -> SplitError {
+        SplitError::TooLarge {
+            size: usize::try_from(self.cutter.written()).unwrap_or(usize::MAX),
+            limit: DEFAULT_MAX_CHUNK_KEYS as usize * self.data_bytes,
+        }
     }
 
     /// Ends the payload: returns the parent (with its manifest) and the last
     /// chunk items not yet returned by [`StreamSplit::push`].
     pub fn finish(self) -> Result<SplitItem, SplitError> {
-        if self.received != self.declared {
+        if let Some(declared) = self.declared
+            && self.received != declared
+        {
             return Err(SplitError::StreamLength {
-                declared: self.declared,
+                declared,
                 received: self.received,
             });
         }
+        let open = self.declared.is_none();
         let Self {
             options,
             key,
@@ -219,6 +269,7 @@ impl StreamSplit {
             encoder,
             mut cutter,
             data_bytes,
+            first: held,
             ..
         } = self;
         match encoder {
@@ -229,12 +280,26 @@ impl StreamSplit {
         let digest = digester.finish();
         cutter.write(&digest.to_le_bytes(), None);
         let stored_len = cutter.written();
-        let (first, rest) = cutter.finish();
+        let (first, mut rest) = cutter.finish();
+        let mut held = held;
+        if open {
+            // The first chunk (held back, or among the last) now learns the
+            // frame's raw length.
+            let zero = match (&mut held, first) {
+                (Some(held), _) => Some(held),
+                (None, 0) => rest.first_mut(),
+                (None, _) => None,
+            };
+            if let Some((data, digest)) = zero {
+                data[5..FRAME_HEADER_BYTES].copy_from_slice(&stream_len.to_le_bytes());
+                *digest = chunk_digest(data, &options.version.to_text(), 0);
+            }
+        }
         let chunk_count = first as usize + rest.len();
-        if chunk_count > MAX_CHUNKS as usize {
+        if chunk_count > DEFAULT_MAX_CHUNK_KEYS as usize {
             return Err(SplitError::TooLarge {
                 size: usize::try_from(stored_len).unwrap_or(usize::MAX),
-                limit: MAX_CHUNKS as usize * data_bytes,
+                limit: DEFAULT_MAX_CHUNK_KEYS as usize * data_bytes,
             });
         }
         let manifest = Manifest {
@@ -257,7 +322,8 @@ impl StreamSplit {
                 limit: options.item_limit,
             });
         }
-        let chunks = chunk_items(&key, &options, first, rest)?;
+        let mut chunks = chunk_items(&key, &options, 0, held.into_iter().collect())?;
+        chunks.extend(chunk_items(&key, &options, first, rest)?);
         Ok(SplitItem {
             parent,
             chunks,
@@ -291,4 +357,16 @@ fn chunk_items(
         .zip(first..)
         .map(|((data, digest), seq)| chunk_item(key, options, seq, data, digest))
         .collect()
+}
+
+/// Refuses a value stream of `len` bytes beyond the configured maximum
+/// (`usize::MAX`: none, whatever the width of `usize`).
+fn check_length(len: u64, options: &SplitOptions) -> Result<(), SplitError> {
+    if options.max_raw_bytes != usize::MAX && len > options.max_raw_bytes as u64 {
+        return Err(SplitError::TooLarge {
+            size: usize::try_from(len).unwrap_or(usize::MAX),
+            limit: options.max_raw_bytes,
+        });
+    }
+    Ok(())
 }

@@ -321,7 +321,7 @@ fn a_stream_that_fails_midway_leaves_no_chunk() {
         let source = PutSource::Stream {
             parent: key("s"),
             attribute: "data".into(),
-            len: 3_000_000,
+            len: Some(3_000_000),
         };
         let mut put = PutMachine::new(source, table(), options, store.env(3));
         let mut out = Out::default();
@@ -473,8 +473,7 @@ fn a_delete_survives_any_one_fault_and_a_lost_answer_is_no_conflict() {
                 put_options(WriteMode::Batch),
                 1,
             );
-            let mut delete =
-                DeleteMachine::new(&key("d"), table(), 64 << 20, retry(), store.env(4));
+            let mut delete = DeleteMachine::new(&key("d"), table(), retry(), store.env(4));
             let result = finish(&mut delete, &mut store, &mut |n, _| {
                 if n == at { fault } else { Fault::None }
             });
@@ -716,7 +715,7 @@ fn cancelled_while_deletes_rest_the_chunks_are_reported_left() {
         put_options(WriteMode::Batch),
         1,
     );
-    let mut delete = DeleteMachine::new(&key("d"), table(), 64 << 20, retry(), store.env(4));
+    let mut delete = DeleteMachine::new(&key("d"), table(), retry(), store.env(4));
     let throttled = throttle_first_delete_batch(&mut delete, &mut store);
     let (sent, pause) = sends_until_idle(&mut delete);
     assert!(sent.is_empty() && pause.is_some(), "the batch rests");

@@ -137,13 +137,6 @@ pub struct KeyArgs {
     /// once per key attribute.
     #[arg(long, short, required = true)]
     pub key: Vec<String>,
-    /// The largest stored item this reads, inspects or deletes, in bytes
-    /// (default 64 MiB): a stored manifest is checked against it before a
-    /// key is built for any of its chunks. `get --out` of a string or
-    /// binary attribute streams it to the file whatever its size; there it
-    /// bounds only what must be held whole (a snappy payload).
-    #[arg(long)]
-    pub max_size: Option<usize>,
     #[command(flatten)]
     pub json: JsonFlag,
 }
@@ -158,7 +151,9 @@ pub struct PutArgs {
     /// A key attribute, name=value; once per key attribute.
     #[arg(long, short, required = true)]
     pub key: Vec<String>,
-    /// A file, stored as the binary attribute --attribute (streamed).
+    /// A file, stored as the binary attribute --attribute, streamed in
+    /// bounded memory: a regular file, or `-` (standard input), a FIFO or
+    /// a device, read to its end (its length recorded when it ends).
     #[arg(long, short)]
     pub file: Option<PathBuf>,
     /// The attribute a file is stored in.
@@ -181,7 +176,10 @@ pub struct PutArgs {
     /// Attributes that must stay on the parent (index keys), comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub keep: Vec<String>,
-    /// The largest item accepted, in bytes (default 64 MiB).
+    /// The largest payload accepted, in bytes: for --json (held in memory)
+    /// 64 MiB by default; for --file (streamed) no limit by default but
+    /// 65,536 chunks (25 GiB of full chunks). A stream is cut off as soon
+    /// as it passes it, and nothing is committed.
     #[arg(long)]
     pub max_size: Option<usize>,
     /// The most batch requests in flight at once; starts at 4 and adapts to
@@ -249,15 +247,24 @@ pub struct GetArgs {
     /// Write the attribute --attribute (binary, or a string as UTF-8) to
     /// this file, streamed as its chunks arrive, in bounded memory and
     /// whatever its size; the whole item as DynamoDB JSON when it has no
-    /// such attribute or it is of another type. The file appears only once
-    /// every byte was checked: written beside it under a temporary name,
-    /// then renamed; on an error, an existing file is left as it was.
-    /// Default: the item as DynamoDB JSON on stdout.
+    /// such attribute or it is of another type. A regular file appears
+    /// only once every byte was checked: written beside it under a
+    /// temporary name, then renamed; on an error, an existing file is left
+    /// as it was. A symlink is followed to its file; `-` (standard output),
+    /// a FIFO or a device is written directly, each chunk's bytes after
+    /// its digest was checked. Default: the item as DynamoDB JSON on stdout.
     #[arg(long, short)]
     pub out: Option<PathBuf>,
     /// The attribute a file was stored in.
     #[arg(long, default_value = "data")]
     pub attribute: String,
+    /// The largest item read whole into memory (without --out, or an item
+    /// that is not a stored file), in bytes (default 64 MiB): a stored
+    /// manifest is checked against it before a chunk is read. `--out` of
+    /// a string or binary attribute streams it whatever its size; there it
+    /// bounds only what must be held whole (a snappy payload).
+    #[arg(long)]
+    pub max_size: Option<usize>,
 }
 
 /// What `gc` takes.

@@ -1,5 +1,6 @@
 //! One function per command: parse the arguments, call the library, print.
 
+use std::path::Path;
 use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
@@ -18,12 +19,13 @@ use dynaslice_host::{
     create_tables, fresh_version,
 };
 use serde_json::json;
+use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::args::{
     CodecArg, CreateArgs, GcArgs, GetArgs, KeyArgs, LayoutArg, ModeArg, PutArgs, PutCommand,
     ServeArgs, TableArgs,
 };
-use super::output::{Bar, manifest_text, print_json, size};
+use super::output::{Bar, manifest_text, print_json, print_json_to, size};
 
 fn put_options(args: &PutArgs) -> Result<PutOptions, HostError> {
     let codec = match args.codec {
@@ -53,8 +55,35 @@ fn put_options(args: &PutArgs) -> Result<PutOptions, HostError> {
     };
     if let Some(max) = args.max_size {
         options.max_item_bytes = max;
+        options.max_stream_bytes = Some(max as u64);
     }
     Ok(options)
+}
+
+/// `--file`'s payload: standard input for `-`, else the file, with its
+/// length when it is a regular file (a pipe, a FIFO or a device is read to
+/// its end).
+async fn payload_source(
+    path: &Path,
+) -> Result<(Box<dyn AsyncRead + Unpin + Send>, Option<u64>), HostError> {
+    if path == Path::new("-") {
+        return Ok((Box::new(tokio::io::stdin()), None));
+    }
+    let file = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| HostError::io(path.display(), e))?;
+    let meta = file
+        .metadata()
+        .await
+        .map_err(|e| HostError::io(path.display(), e))?;
+    if meta.is_dir() {
+        return Err(HostError::Input(format!(
+            "--file {} is a folder, not a file",
+            path.display()
+        )));
+    }
+    let len = meta.is_file().then_some(meta.len());
+    Ok((Box::new(file), len))
 }
 
 /// The item `put --json` or `estimate --json` names, with the key arguments merged in.
@@ -92,8 +121,14 @@ pub async fn put(client: &Client, command: &PutCommand, json: bool) -> Result<Ex
     let bar = Bar::new("uploading", json);
     let outcome = match (&args.file, &args.json) {
         (Some(path), _) if options.mode == WriteMode::Atomic => {
-            // One transaction needs the whole item planned at once.
-            let bytes = tokio::fs::read(path)
+            // One transaction needs the whole item planned at once: at most
+            // one byte past the limit is read to know it is too large.
+            let (reader, _) = payload_source(path).await?;
+            let mut bytes = Vec::new();
+            let limit = options.max_item_bytes as u64 + 1;
+            reader
+                .take(limit)
+                .read_to_end(&mut bytes)
                 .await
                 .map_err(|e| HostError::io(path.display(), e))?;
             let mut item = key.clone();
@@ -101,20 +136,13 @@ pub async fn put(client: &Client, command: &PutCommand, json: bool) -> Result<Ex
             dynaslice_host::put(client, &table, &item, &options, &bar).await
         }
         (Some(path), _) => {
-            let file = tokio::fs::File::open(path)
-                .await
-                .map_err(|e| HostError::io(path.display(), e))?;
-            let len = file
-                .metadata()
-                .await
-                .map_err(|e| HostError::io(path.display(), e))?
-                .len();
+            let (reader, len) = payload_source(path).await?;
             dynaslice_host::put_reader(
                 client,
                 &table,
                 key.clone(),
                 &args.attribute,
-                file,
+                reader,
                 len,
                 &options,
                 &bar,
@@ -223,7 +251,7 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
     let table = TableConfig::discover(client, &args.item.table).await?;
     let key = key_from_args(&args.item.key, &table.key)?;
     let mut options = GetOptions::default();
-    if let Some(max) = args.item.max_size {
+    if let Some(max) = args.max_size {
         options.max_item_bytes = max;
     }
     let Some(path) = &args.out else {
@@ -257,13 +285,20 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
         }
         Err(e) => return Err(e),
     };
+    // With the payload on stdout (`--out -`), what is said goes to stderr.
+    let stdout = super::is_stdout(path);
     if json {
-        print_json(&json!({
+        let document = json!({
             "key": item_to_json(&key),
             "file": path,
             "bytes": bytes,
             "consumedReadUnits": read_units,
-        }));
+        });
+        print_json_to(&document, stdout);
+    } else if path == Path::new("-") {
+        eprintln!("wrote {} to standard output", size(bytes));
+    } else if stdout {
+        eprintln!("wrote {} to {}", size(bytes), path.display());
     } else {
         println!("wrote {} to {}", size(bytes), path.display());
     }
@@ -288,10 +323,7 @@ fn not_found(key: &Item, table: &TableConfig, json: bool) -> Result<ExitCode, Ho
 pub async fn rm(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode, HostError> {
     let table = TableConfig::discover(client, &args.table).await?;
     let key = key_from_args(&args.key, &table.key)?;
-    let mut options = PutOptions::default();
-    if let Some(max) = args.max_size {
-        options.max_item_bytes = max;
-    }
+    let options = PutOptions::default();
     let outcome = dynaslice_host::delete(client, &table, &key, &options).await?;
     if !outcome.existed {
         return not_found(&key, &table, json);
@@ -337,10 +369,7 @@ pub async fn ls(client: &Client, args: &TableArgs, json: bool) -> Result<ExitCod
 pub async fn inspect(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode, HostError> {
     let table = TableConfig::discover(client, &args.table).await?;
     let key = key_from_args(&args.key, &table.key)?;
-    let max = args
-        .max_size
-        .unwrap_or(dynaslice_core::DEFAULT_MAX_RAW_BYTES);
-    let Some(found) = dynaslice_host::inspect(client, &table, &key, max).await? else {
+    let Some(found) = dynaslice_host::inspect(client, &table, &key).await? else {
         return not_found(&key, &table, json);
     };
     if json {

@@ -26,16 +26,45 @@ pub fn wants_json(cli: &Cli) -> bool {
     flag || cli.output == args::Output::Json
 }
 
+/// True when the command writes a payload to standard output (`get --out
+/// -`, or a path that is stdout's file, such as `/dev/stdout`): its
+/// messages, JSON documents included, go to stderr.
+pub fn stdout_taken(cli: &Cli) -> bool {
+    match &cli.command {
+        Command::Get(a) => a.out.as_deref().is_some_and(is_stdout),
+        _ => false,
+    }
+}
+
+/// `-`, or a path naming the file standard output is open on.
+pub fn is_stdout(path: &std::path::Path) -> bool {
+    use std::os::fd::AsFd;
+    use std::os::unix::fs::MetadataExt;
+    if path == std::path::Path::new("-") {
+        return true;
+    }
+    let stdout = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .and_then(|file| file.metadata());
+    match (std::fs::metadata(path), stdout) {
+        (Ok(out), Ok(stdout)) => out.dev() == stdout.dev() && out.ino() == stdout.ino(),
+        _ => false,
+    }
+}
+
 /// The flag that raises the command's size limit, for error messages that
 /// name the limit.
 pub fn limit_flag(cli: &Cli) -> Option<&'static str> {
     match &cli.command {
-        Command::Put(_)
-        | Command::Estimate(_)
-        | Command::Get(_)
-        | Command::Rm(_)
-        | Command::Inspect(_) => Some("--max-size"),
-        Command::Ls(_) | Command::Gc(_) | Command::Tables(_) | Command::Serve(_) => None,
+        Command::Put(_) | Command::Estimate(_) | Command::Get(_) => Some("--max-size"),
+        Command::Rm(_)
+        | Command::Inspect(_)
+        | Command::Ls(_)
+        | Command::Gc(_)
+        | Command::Tables(_)
+        | Command::Serve(_) => None,
     }
 }
 

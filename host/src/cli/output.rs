@@ -21,12 +21,7 @@ impl Bar {
                 ProgressDrawTarget::stderr()
             },
         );
-        let style = ProgressStyle::with_template(
-            "{msg:>9} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}",
-        )
-        .map(|s| s.progress_chars("=> "))
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
-        bar.set_style(style);
+        bar.set_style(style(BAR));
         bar.set_message(what);
         Self(bar)
     }
@@ -37,9 +32,25 @@ impl Bar {
     }
 }
 
+/// The bar of a known total.
+const BAR: &str = "{msg:>9} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}";
+
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
+        .map(|s| s.progress_chars("=> "))
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+}
+
 impl Progress for Bar {
     fn start(&self, total: u64) {
-        self.0.set_length(total);
+        // 0: not known yet (a stream read to its end).
+        if total == 0 {
+            self.0.unset_length();
+            self.0.set_style(style("{msg:>9} {bytes} {bytes_per_sec}"));
+        } else {
+            self.0.set_length(total);
+            self.0.set_style(style(BAR));
+        }
         self.0.set_position(0);
     }
     fn advance(&self, bytes: u64) {
@@ -73,19 +84,18 @@ pub fn manifest_text(manifest: &Manifest) -> String {
     )
 }
 
-/// Prints an error: one line on stderr, or a JSON document on stdout.
-/// `limit_flag` is the command's flag that raises the size limit, if it
-/// has one: an error naming that limit says how to raise it.
-pub fn print_error(error: &HostError, json: bool, limit_flag: Option<&str>) {
+/// Prints an error: one line on stderr, or a JSON document on stdout (on
+/// stderr when stdout carries a payload). `limit_flag` is the command's
+/// flag that raises the size limit, if it has one: an error naming that
+/// limit says how to raise it.
+pub fn print_error(error: &HostError, json: bool, limit_flag: Option<&str>, stdout_taken: bool) {
     let mut message = error.to_string();
     if let Some(flag) = limit_flag.filter(|_| names_size_limit(error.code())) {
         message.push_str(&format!(" (raise the limit with {flag} <bytes>)"));
     }
     if json {
-        println!(
-            "{}",
-            json!({ "error": { "code": error.code().as_str(), "message": message } })
-        );
+        let document = json!({ "error": { "code": error.code().as_str(), "message": message } });
+        print_json_to(&document, stdout_taken);
     } else {
         eprintln!("dynaslice: {message} [{}]", error.code());
     }
@@ -100,4 +110,13 @@ fn names_size_limit(code: Code) -> bool {
 /// Prints `value` as JSON (for --output json).
 pub fn print_json(value: &serde_json::Value) {
     println!("{value}");
+}
+
+/// Prints `value` as JSON, on stderr when stdout carries a payload.
+pub fn print_json_to(value: &serde_json::Value, stderr: bool) {
+    if stderr {
+        eprintln!("{value}");
+    } else {
+        println!("{value}");
+    }
 }

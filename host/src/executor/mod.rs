@@ -122,7 +122,10 @@ impl<'p> Driver<'p> {
     /// Tells `progress` what changed since it was last told.
     fn report(&mut self, now: dynaslice_core::protocol::Progress) {
         if now.bytes_total != self.shown.bytes_total {
+            // The display starts again at 0 (a stream's total learned at
+            // its end included): it is told all that is done.
             self.progress.start(now.bytes_total);
+            self.shown.bytes_done = 0;
         }
         if now.bytes_done > self.shown.bytes_done {
             self.progress

@@ -241,7 +241,7 @@ async fn preview(Extract(state): Shared, Query(params): Params) -> Result<Respon
 
 async fn inspect(Extract(state): Shared, Query(params): Params) -> Result<Json<Value>, ApiError> {
     let (table, key) = target(&state, &params)?;
-    let found = crate::inspect::inspect(&state.client, table, &key, state.config.max_item_bytes)
+    let found = crate::inspect::inspect(&state.client, table, &key)
         .await?
         .ok_or_else(|| not_found(table, &key))?;
     Ok(Json(found.to_json(&key)))

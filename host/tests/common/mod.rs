@@ -168,7 +168,7 @@ pub async fn put_noise_from_file(
         key.clone(),
         "data",
         file,
-        len as u64,
+        Some(len as u64),
         &options,
         &(),
     )
@@ -285,7 +285,7 @@ pub async fn collect_all_orphans(
 /// Chunk `seq` of the stored item with `key`, read directly from the chunk
 /// table (as a tampering test needs it).
 pub async fn stored_chunk(client: &Client, table: &TableConfig, key: &Item, seq: usize) -> Item {
-    let inspection = dynaslice_host::inspect(client, table, key, usize::MAX)
+    let inspection = dynaslice_host::inspect(client, table, key)
         .await
         .expect("inspect")
         .expect("found");

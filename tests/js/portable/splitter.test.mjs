@@ -90,8 +90,8 @@ test('Splitter: expect a stored parent makes the commit conditional and cleans i
 test('Splitter refuses bad options and items', () => {
   const cases = [
     [{ ...stream, attribute: undefined }, 'OPTIONS_INVALID', /attribute/],
-    [{ ...stream, size: undefined }, 'OPTIONS_INVALID', /size/],
-    [{ ...stream, size: -1 }, 'OPTIONS_INVALID', /size/],
+    [{ ...stream, size: -1 }, 'OPTIONS_INVALID', /size must be the payload's exact length in bytes .* or left out/],
+    [{ ...stream, size: 1.5 }, 'OPTIONS_INVALID', /size/],
     [{ ...stream, codec: 'zstd' }, 'OPTIONS_INVALID', /codec/],
     [{ ...stream, codec: 'snappy' }, 'OPTIONS_INVALID', /codec/],
     [{ ...stream, codec: 'zlib', level: 11 }, 'CODEC_LEVEL_UNSUPPORTED', /11/],
@@ -145,14 +145,34 @@ test('splitStream reads an async iterable of Uint8Array', async () => {
   assert.deepEqual(reassemble(result.parent, seen, table).data.B, data);
 });
 
-test('splitStream rejects pieces that are not bytes, a missing size, and what onChunk throws', async () => {
+test('splitStream of a stream without a size: the length is learned at the end', async () => {
+  for (const length of [0, 1000, data.length]) {
+    const bytes = data.subarray(0, length);
+    const unsized = new ReadableStream({
+      start(c) {
+        for (let at = 0; at < bytes.length; at += 300_000) c.enqueue(bytes.slice(at, at + 300_000));
+        c.close();
+      },
+    });
+    const seen = [];
+    const progress = [];
+    const result = await splitStream(unsized, head, { ...table, attribute: 'data', version: VERSION, onChunk: (c) => seen.push(c), onProgress: (p) => progress.push(p) });
+    assert.deepEqual(reassemble(result.parent, shuffled(seen), table).data.B, bytes, `${length} bytes`);
+    // docs/FORMAT.md: a version 2 value stream, 11 bytes before the payload.
+    assert.equal(result.manifest.rawBytes, length + 11);
+    assert.deepEqual(progress.at(-1), { bytesRead: length, totalBytes: length, chunks: seen.length });
+  }
+  // With a limit, a stream that passes it is refused as it does.
+  const endless = new ReadableStream({ pull(c) { c.enqueue(new Uint8Array(65_536)); } });
+  await assert.rejects(splitStream(endless, head, { ...table, attribute: 'data', maxRawBytes: 1_000_000 }), { name: 'DynasliceError', code: 'VIRTUAL_ITEM_TOO_LARGE' });
+});
+
+test('splitStream rejects pieces that are not bytes, a lying size, and what onChunk throws', async () => {
   const strings = new ReadableStream({ start(c) { c.enqueue('abc'); c.close(); } });
   await assert.rejects(splitStream(strings, head, { ...stream, size: 3 }), { name: 'TypeError' });
   async function* words() { yield 'abc'; }
   await assert.rejects(splitStream(words(), head, { ...stream, size: 3 }), { name: 'TypeError' });
   await assert.rejects(splitStream(42, head, { ...stream, size: 3 }), { name: 'TypeError' });
-  const unsized = new ReadableStream({ start(c) { c.enqueue(Uint8Array.of(1)); c.close(); } });
-  await assert.rejects(splitStream(unsized, head, { ...table, attribute: 'data' }), { name: 'DynasliceError', code: 'OPTIONS_INVALID' });
   await assert.rejects(splitStream(new Blob([Uint8Array.of(1, 2)]), head, { ...stream, size: 3 }), { name: 'DynasliceError', code: 'STREAM_LENGTH_MISMATCH' });
   const failure = new Error('upload failed');
   await assert.rejects(splitStream(new Blob([data]), head, { ...table, attribute: 'data', onChunk: () => { throw failure; } }), (error) => error === failure);

@@ -97,6 +97,6 @@ test('lengths that lie, unstreamable codecs and reuse are typed errors', () => {
   throwsDynaslice(() => splitter.finish(), 'SPLITTER_FINISHED');
   splitter.free();
   throwsDynaslice(() => new Splitter(item, { ...table, attribute: 'data', size: 10, codec: 'zstd' }), 'OPTIONS_INVALID');
-  throwsDynaslice(() => new Splitter(item, { ...table, attribute: 'data' }), 'OPTIONS_INVALID');
+  throwsDynaslice(() => new Splitter(item, { ...table, attribute: 'data', size: '10' }), 'OPTIONS_INVALID', /option size must be the payload's exact length/);
   throwsDynaslice(() => new Splitter(item, { ...table, attribute: 'name', size: 10 }), 'OPTIONS_INVALID');
 });

@@ -54,11 +54,22 @@ pub fn attribute(options: &JsValue, what: &str) -> Result<String, Failure> {
         .ok_or_else(|| bad("attribute", &format!("the name of {what}")))
 }
 
-/// `options.size`, a streamed payload's exact length: required.
-pub fn exact_size(options: &JsValue) -> Result<usize, Failure> {
-    match size(options, "size", usize::MAX)? {
-        usize::MAX => Err(bad("size", "the payload's exact length")),
-        len => Ok(len),
+/// `options.size`, a streamed payload's exact length when it is known
+/// before it starts (a `Blob`'s); none for a stream of unknown length.
+pub fn stream_size(options: &JsValue) -> Result<Option<u64>, Failure> {
+    let value = get(options, "size");
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    match value.as_f64() {
+        Some(n) if n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_991.0 => {
+            Ok(Some(n as u64))
+        }
+        _ => Err(bad(
+            "size",
+            "the payload's exact length in bytes (a non-negative integer), or left out when \
+             it is not known",
+        )),
     }
 }
 
@@ -369,6 +380,7 @@ pub fn put_options(table: &TableOptions, options: &JsValue) -> Result<PutOptions
         parent_budget: split.parent_budget,
         keep: split.keep,
         max_item_bytes: max,
+        max_stream_bytes: None,
         retry: retry(options)?,
         concurrency: positive(options, "concurrency", PutOptions::default().concurrency)?,
         batch_items: positive(options, "batchItems", PutOptions::default().batch_items)?,
@@ -383,6 +395,10 @@ pub fn put_options(table: &TableOptions, options: &JsValue) -> Result<PutOptions
 /// (`none`, `deflate`, `zlib`, `gzip`).
 pub fn put_stream_options(table: &TableOptions, options: &JsValue) -> Result<PutOptions, Failure> {
     let mut put = put_options(table, options)?;
+    // A stream is never held whole: no limit unless one is given.
+    if !get(options, "maxRawBytes").is_undefined() {
+        put.max_stream_bytes = Some(size(options, "maxRawBytes", 0)? as u64);
+    }
     if get(options, "codec").is_undefined() {
         put.compression = CodecChoice::Fixed(Compression::NONE);
     }

@@ -219,7 +219,7 @@ impl PutMachine<'_> {
     /// What an unconditional commit replaced, from the old parent its
     /// answer returned.
     pub(super) fn replaced_by_commit(&self, old: Option<Item>) -> Committed {
-        let target = self.table.target(self.options.max_item_bytes as u64);
+        let target = self.table.keys_target();
         match &self.split {
             Some(split) => Committed::replaced(
                 old.is_some(),
@@ -328,7 +328,7 @@ impl PutMachine<'_> {
         if !again || self.rewrites > MAX_REPLANS {
             return Err(error);
         }
-        let target = self.table.target(self.options.max_item_bytes as u64);
+        let target = self.table.keys_target();
         self.stored = stored.is_some();
         self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
         self.version = VersionId::new(self.flights.clock.now_ms()?, self.flights.random());
@@ -346,7 +346,7 @@ impl PutMachine<'_> {
     /// An atomic round lost to another writer's commit: plan again against
     /// the parent stored now, and send the next round.
     pub(super) fn replan(&mut self, stored: Option<Item>) -> Result<(), ProtocolError> {
-        let target = self.table.target(self.options.max_item_bytes as u64);
+        let target = self.table.keys_target();
         self.stored = stored.is_some();
         self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
         let Some(split) = &self.split else {

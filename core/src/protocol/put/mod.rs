@@ -46,17 +46,19 @@ pub enum PutSource<'a> {
     /// the store's time before it is written, so the uploader's clock
     /// never decides how old its chunks look to `gc`.
     Upload(SplitItem),
-    /// The item `parent` with one more binary attribute, `attribute`, of
-    /// exactly `len` bytes that arrive through [`PutMachine::input`]. Its
-    /// codec (`auto`: deflate or none, chosen on the first piece) must
-    /// stream. Written in batch mode.
+    /// The item `parent` with one more binary attribute, `attribute`, whose
+    /// bytes arrive through [`PutMachine::input`]: exactly `len` of them
+    /// when given (else `STREAM_LENGTH_MISMATCH`), or as many as come
+    /// before [`PutMachine::end_input`] (up to
+    /// [`PutOptions::max_stream_bytes`]). Its codec (`auto`: deflate or
+    /// none, chosen on the first piece) must stream. Written in batch mode.
     Stream {
         /// The key and the other attributes.
         parent: Item,
         /// The streamed attribute's name.
         attribute: String,
-        /// Its length in bytes.
-        len: u64,
+        /// Its length in bytes, when known before it starts.
+        len: Option<u64>,
     },
 }
 
@@ -195,7 +197,7 @@ impl<'a> PutMachine<'a> {
                 machine.finish(Err(error.into()));
                 return machine;
             }
-            machine.progress.bytes_total = *len;
+            machine.progress.bytes_total = len.unwrap_or(0);
         }
         if matches!(machine.phase, Phase::Parent) {
             machine.read_parent();
@@ -224,7 +226,7 @@ impl<'a> PutMachine<'a> {
     }
 
     fn read_parent(&mut self) {
-        let target = self.table.target(self.options.max_item_bytes as u64);
+        let target = self.table.keys_target();
         let Some(key) = self.key_item() else { return };
         let get = parent_get(&target, key);
         self.flights
@@ -233,7 +235,7 @@ impl<'a> PutMachine<'a> {
     }
 
     fn read_parent_for(&mut self, purpose: Purpose, delay: Duration) {
-        let target = self.table.target(self.options.max_item_bytes as u64);
+        let target = self.table.keys_target();
         let Some(split) = &self.split else { return };
         let get = parent_get(&target, &split.parent);
         self.flights
@@ -244,7 +246,7 @@ impl<'a> PutMachine<'a> {
     /// store's time, and go on.
     fn parent_read(&mut self, stored: Option<Item>) -> Result<(), ProtocolError> {
         self.stored = stored.is_some();
-        let target = self.table.target(self.options.max_item_bytes as u64);
+        let target = self.table.keys_target();
         self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
         if let Some(precondition) = &self.options.precondition
             && !precondition.holds(&self.expect)

@@ -26,10 +26,14 @@ pub struct PutOptions {
     pub parent_budget: usize,
     /// Attributes that always stay on the parent (index keys).
     pub keep: Vec<String>,
-    /// The largest item accepted, in raw payload bytes (default 64 MiB); a
-    /// replaced item beyond it keeps its chunks for `gc` rather than have a
-    /// key built for each.
+    /// The largest item held in memory (an item or an upload) accepted, in
+    /// raw payload bytes (default 64 MiB).
     pub max_item_bytes: usize,
+    /// The largest streamed payload accepted, in bytes ([`PutSource::Stream`](super::PutSource::Stream)):
+    /// `None` (the default) for no limit but [`crate::DEFAULT_MAX_CHUNK_KEYS`]
+    /// chunks, since a stream is never held whole. A stream of unknown
+    /// length is cut off when it passes either, and nothing is committed.
+    pub max_stream_bytes: Option<u64>,
     /// Resends of each request.
     pub retry: RetryPolicy,
     /// The most batch requests in flight at once (default 16): a write
@@ -61,6 +65,7 @@ impl Default for PutOptions {
             parent_budget: DEFAULT_PARENT_BUDGET,
             keep: Vec::new(),
             max_item_bytes: DEFAULT_MAX_RAW_BYTES,
+            max_stream_bytes: None,
             retry: RetryPolicy::default(),
             concurrency: DEFAULT_CONCURRENCY,
             batch_items: DEFAULT_BATCH_ITEMS,

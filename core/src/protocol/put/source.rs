@@ -59,7 +59,11 @@ impl PutMachine<'_> {
             } = &self.source
         {
             let compression = stream_compression(self.options.compression, bytes);
-            let split_options = self.options.split_options(&self.table, self.version);
+            let mut split_options = self.options.split_options(&self.table, self.version);
+            split_options.max_raw_bytes = self
+                .options
+                .max_stream_bytes
+                .map_or(usize::MAX, |max| usize::try_from(max).unwrap_or(usize::MAX));
             let stream = StreamSplit::new(
                 parent.clone(),
                 attribute.clone(),
@@ -133,7 +137,7 @@ impl PutMachine<'_> {
     /// Plans a whole split: one PutItem, one transaction, or every chunk
     /// then the commit.
     pub(super) fn plan_whole(&mut self, split: SplitItem) -> Result<(), ProtocolError> {
-        let target = self.table.target(self.options.max_item_bytes as u64);
+        let target = self.table.keys_target();
         let plan = plan_write_as(
             &split,
             &target,
@@ -231,8 +235,10 @@ impl PutMachine<'_> {
         let mut split = split;
         let last = core::mem::take(&mut split.chunks);
         self.queue(last);
+        // A stream of unknown length learns its total now.
+        self.progress.bytes_total = self.progress.bytes_total.max(self.payload_bytes);
         self.progress.bytes_done = self.progress.bytes_total;
-        let target = self.table.target(self.options.max_item_bytes as u64);
+        let target = self.table.keys_target();
         let plan = plan_streamed_commit_as(&split, &target, &self.expect, self.options.commit())?;
         self.planned_units = self.uploads.units + write_units(item_size(&split.parent), false);
         self.cleanup = plan.cleanup;
