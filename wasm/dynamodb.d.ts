@@ -52,7 +52,8 @@ export interface PutProgress {
 export interface PutStreamProgress {
   /** Payload bytes read from the source so far. */
   bytesRead: number;
-  totalBytes: number;
+  /** The source's size: undefined when it has none (read to its end). */
+  totalBytes: number | undefined;
   chunksWritten: number;
   chunks: number;
 }
@@ -78,8 +79,18 @@ export interface PutOptions extends Omit<SplitOptions, 'expect' | 'version' | 'c
 export interface PutStreamOptions extends Omit<PutOptions, 'onProgress' | 'codec'>, DriverOptions {
   /** The binary attribute the source's bytes become. */
   attribute: string;
-  /** The source's exact length (a Blob's is known). */
+  /**
+   * The source's exact length (default: a Blob's size); another count is
+   * `STREAM_LENGTH_MISMATCH`. Leave it out for a source of unknown length:
+   * it is read to its end and its length recorded then.
+   */
   size?: number;
+  /**
+   * The largest payload accepted (default: none but 65,536 chunks, since a
+   * stream is never held whole); a stream passing it is cut off there,
+   * with nothing committed and its chunks deleted.
+   */
+  maxRawBytes?: number;
   /** `'none'` (default) or a deflate codec. */
   codec?: 'none' | 'deflate' | 'zlib' | 'gzip';
   onProgress?: (progress: PutStreamProgress) => void;

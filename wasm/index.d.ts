@@ -462,15 +462,19 @@ export function chunkData(chunk: DynamoItemInput): Uint8Array;
 export interface StreamOptions extends TableOptions, InputOptions {
   /** Name of the binary attribute the streamed bytes become. */
   attribute: string;
-  /** The payload's exact length in bytes (for a `Blob`, `splitStream` reads `blob.size`). */
-  size: number;
+  /**
+   * The payload's exact length in bytes (for a `Blob`, `splitStream` reads
+   * `blob.size`); left out, the payload is as long as what is pushed
+   * before `finish()`, and chunk 0 comes out of `finish()`.
+   */
+  size?: number;
   /** `"none"` (default), `"deflate"`, `"zlib"` or `"gzip"`: the codecs that compress as bytes arrive. */
   codec?: 'none' | 'deflate' | 'zlib' | 'gzip';
   /** deflate family: 0 to 10 (default 6). */
   level?: number;
   /** Largest chunk item in bytes, exact (default and maximum 409,600). */
   chunkItemBytes?: number;
-  /** Largest payload accepted (default 64 MiB). */
+  /** Largest payload accepted (default: none but 65,536 chunks; a stream is never held whole). */
   maxRawBytes?: number;
   /** What the write replaces, as in {@link SplitOptions.expect}. */
   expect?: 'absent' | 'any' | DynamoItemInput;
@@ -505,8 +509,8 @@ export class Splitter {
 export interface StreamProgress {
   /** Payload bytes read so far. */
   bytesRead: number;
-  /** The payload's size. */
-  totalBytes: number;
+  /** The payload's size: undefined until a stream of unknown length ends. */
+  totalBytes: number | undefined;
   /** Chunk items produced so far. */
   chunks: number;
 }

@@ -728,6 +728,40 @@ fn dash_pipes_and_fifos_stream_in_and_out() {
     let hello = sh(&format!("{cli} get -t docs -k pk=stdin --out -"));
     assert_eq!(hello.stdout, "hello, pipe");
 
+    // estimate reads a pipe too: "pk" + "stdin" and "data" + 11 bytes.
+    let estimate = sh(&format!(
+        "printf 'hello, pipe' | {cli} --output json estimate -t docs -k pk=stdin --file -"
+    ));
+    let estimate: serde_json::Value = serde_json::from_str(&estimate.stdout).unwrap();
+    assert_eq!(estimate["itemBytes"], 2 + 5 + 4 + 11, "{estimate}");
+    // An atomic put holds the item: a regular file over the limit is refused
+    // by its size before it is read.
+    let big = dir.join("big.bin");
+    std::fs::write(&big, vec![0u8; 2_000]).unwrap();
+    let refused = fails(
+        &[
+            "--data",
+            data,
+            "put",
+            "-t",
+            "docs",
+            "-k",
+            "pk=big",
+            "--mode",
+            "atomic",
+            "--max-size",
+            "1000",
+            "--file",
+            big.to_str().unwrap(),
+        ],
+        "VIRTUAL_ITEM_TOO_LARGE",
+    );
+    assert!(
+        refused.stderr.contains("payload is 2000 bytes, limit 1000"),
+        "{}",
+        refused.stderr
+    );
+
     // A limit cuts a pipe off as it passes it; nothing is committed.
     let mut command = Command::new("sh");
     command.arg("-c").arg(format!(

@@ -216,13 +216,12 @@ async fn a_damaged_chunk_leaves_no_file_and_an_existing_one_untouched() {
 
     // One byte flipped in a middle chunk, after earlier chunks were written
     // to the temporary file.
-    let middle = dynaslice_host::inspect(&client, &table, &key)
+    let inspected = dynaslice_host::inspect(&client, &table, &key)
         .await
         .unwrap()
-        .unwrap()
-        .chunks
-        .len()
-        / 2;
+        .unwrap();
+    let middle = inspected.chunks.len() / 2;
+    let chunk_bytes = inspected.manifest.unwrap().chunk_bytes as usize;
     assert!(middle >= 5, "a middle chunk: {middle}");
     let mut chunk = common::stored_chunk(&client, &table, &key, middle).await;
     let Some(AttributeValue::B(data)) = chunk.get_mut("_d") else {
@@ -257,6 +256,32 @@ async fn a_damaged_chunk_leaves_no_file_and_an_existing_one_untouched() {
     );
     assert!(holds(&existing, b"what was here before"), "untouched");
     assert_eq!(names(&dir), ["existing.bin"], "no temporary file is left");
+
+    // To standard output, bytes already out cannot be taken back: the
+    // checked chunks before the damaged one went out, none of its bytes
+    // did, and the error is one line on stderr with a non-zero exit.
+    let piped = dir.join("piped.bin");
+    let mut to_stdout = command(&["get", "-t", &table.table, "-k", "pk=photo", "--out", "-"]);
+    to_stdout.stdout(std::fs::File::create(&piped).unwrap());
+    let run = tokio::task::spawn_blocking(move || to_stdout.output().unwrap())
+        .await
+        .unwrap();
+    assert!(!run.status.success());
+    let said = String::from_utf8(run.stderr).unwrap();
+    assert_eq!(said.lines().count(), 1, "{said}");
+    assert!(said.contains("[CHUNK_DIGEST_MISMATCH]"), "{said}");
+    let out = std::fs::read(&piped).unwrap();
+    assert!(
+        !out.is_empty() && bytes.starts_with(&out),
+        "a checked prefix"
+    );
+    // The frame's 13-byte header and the stream's 15 bytes before the
+    // payload (docs/FORMAT.md) come first in chunk 0.
+    assert!(
+        out.len() <= middle * chunk_bytes - 28,
+        "nothing of the damaged chunk {middle}: {} bytes out",
+        out.len()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

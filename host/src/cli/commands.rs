@@ -8,8 +8,8 @@ use dynaslice_core::Code;
 use dynaslice_core::codec::{Codec, Compression};
 use dynaslice_core::plan::{Expect, Precondition, WriteMode, plan_write};
 use dynaslice_core::{
-    AttributeValue, CodecChoice, Item, KeySchema, KeyType, ReassembleError, VersionId, item_size,
-    split_item,
+    AttributeValue, CodecChoice, Item, KeySchema, KeyType, ReassembleError, SplitError, VersionId,
+    item_size, split_item,
 };
 use dynaslice_host::json::{
     item_from_json, item_to_json, key_from_args, key_text, manifest_to_json,
@@ -58,6 +58,23 @@ fn put_options(args: &PutArgs) -> Result<PutOptions, HostError> {
         options.max_stream_bytes = Some(max as u64);
     }
     Ok(options)
+}
+
+/// `--file`'s payload whole, for what must hold it: at most one byte past
+/// `max` is read, enough for the split to refuse it as too large.
+async fn read_payload(path: &Path, max: usize) -> Result<Vec<u8>, HostError> {
+    let (reader, len) = payload_source(path).await?;
+    if let Some(len) = len.filter(|&len| len > max as u64) {
+        let size = usize::try_from(len).unwrap_or(usize::MAX);
+        return Err(SplitError::TooLarge { size, limit: max }.into());
+    }
+    let mut bytes = Vec::new();
+    reader
+        .take(max as u64 + 1)
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(|e| HostError::io(path.display(), e))?;
+    Ok(bytes)
 }
 
 /// `--file`'s payload: standard input for `-`, else the file, with its
@@ -121,16 +138,8 @@ pub async fn put(client: &Client, command: &PutCommand, json: bool) -> Result<Ex
     let bar = Bar::new("uploading", json);
     let outcome = match (&args.file, &args.json) {
         (Some(path), _) if options.mode == WriteMode::Atomic => {
-            // One transaction needs the whole item planned at once: at most
-            // one byte past the limit is read to know it is too large.
-            let (reader, _) = payload_source(path).await?;
-            let mut bytes = Vec::new();
-            let limit = options.max_item_bytes as u64 + 1;
-            reader
-                .take(limit)
-                .read_to_end(&mut bytes)
-                .await
-                .map_err(|e| HostError::io(path.display(), e))?;
+            // One transaction needs the whole item planned at once.
+            let bytes = read_payload(path, options.max_item_bytes).await?;
             let mut item = key.clone();
             item.insert(args.attribute.clone(), AttributeValue::B(bytes));
             dynaslice_host::put(client, &table, &item, &options, &bar).await
@@ -189,7 +198,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     let options = put_options(args)?;
     let item = match (&args.file, &args.json) {
         (Some(path), _) => {
-            let bytes = std::fs::read(path).map_err(|e| HostError::io(path.display(), e))?;
+            let bytes = read_payload(path, options.max_item_bytes).await?;
             let mut item = key.clone();
             item.insert(args.attribute.clone(), AttributeValue::B(bytes));
             item
