@@ -469,19 +469,8 @@ fn the_embedded_store_persists_between_runs() {
 #[test]
 fn get_out_writes_through_links_fifos_and_devices() {
     use std::os::unix::fs::FileTypeExt;
-    let dir = tempdir("out-through");
-    let data = dir.join("store").join("local.db");
-    let data = data.to_str().unwrap();
-    ok(&[
-        "--data",
-        data,
-        "tables",
-        "create",
-        "-t",
-        "docs",
-        "--partition-key",
-        "pk",
-    ]);
+    let (dir, data) = store_with_docs("out-through");
+    let data = data.as_str();
     // 1.5 MB of noise: several chunks, stored uncompressed.
     let mut state = 0x9e37_79b9_7f4a_7c15_u64;
     let bytes: Vec<u8> = (0..1_500_000)
@@ -624,19 +613,8 @@ fn sha256(path: &Path) -> String {
 #[test]
 fn dash_pipes_and_fifos_stream_in_and_out() {
     use std::io::Write;
-    let dir = tempdir("pipes");
-    let data = dir.join("store").join("local.db");
-    let data = data.to_str().unwrap();
-    ok(&[
-        "--data",
-        data,
-        "tables",
-        "create",
-        "-t",
-        "docs",
-        "--partition-key",
-        "pk",
-    ]);
+    let (dir, data) = store_with_docs("pipes");
+    let data = data.as_str();
     let bin = env!("CARGO_BIN_EXE_dynaslice");
     let cli = format!("'{bin}' --data '{data}'");
 
@@ -777,6 +755,25 @@ fn dash_pipes_and_fifos_stream_in_and_out() {
         "NOT_FOUND",
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A fresh folder with an embedded store holding the table `docs` (key
+/// `pk`): the folder, and the store's path for `--data`.
+fn store_with_docs(name: &str) -> (std::path::PathBuf, String) {
+    let dir = tempdir(name);
+    let data = dir.join("store").join("local.db");
+    let data = data.to_str().unwrap().to_string();
+    ok(&[
+        "--data",
+        &data,
+        "tables",
+        "create",
+        "-t",
+        "docs",
+        "--partition-key",
+        "pk",
+    ]);
+    (dir, data)
 }
 
 fn tempdir(name: &str) -> std::path::PathBuf {

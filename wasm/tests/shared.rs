@@ -74,7 +74,7 @@ fn hostile_streams_give_typed_errors_and_the_module_keeps_working() {
     let cases: [(&[u8], &str); 8] = [
         (b"", "STREAM_TRUNCATED"),
         (b"XSV\x01\x00", "STREAM_BAD_MAGIC"),
-        (b"DSV\x02\x00", "STREAM_UNSUPPORTED_VERSION"),
+        (b"DSV\x03\x00", "STREAM_UNSUPPORTED_VERSION"),
         (&good[..good.len() - 1], "STREAM_TRUNCATED"),
         (&trailing, "STREAM_TRAILING_BYTES"),
         (&unknown_tag, "STREAM_UNKNOWN_TAG"),
