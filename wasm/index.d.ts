@@ -117,11 +117,24 @@ export interface TableOptions {
   /** The chunk table's partition key name (default `"pk"`). */
   chunkKey?: string;
   /**
-   * The largest stored item read, deleted or replaced (default 64 MiB): a
-   * stored manifest claiming more is refused (`DECOMPRESS_LIMIT`) before
-   * any request or buffer is made for it.
+   * The largest stored item read whole (default 64 MiB): a stored manifest
+   * claiming more is refused (`DECOMPRESS_LIMIT`) before any request or
+   * buffer is made for it. Deletes and streams take any size.
    */
   maxBytes?: number;
+  /**
+   * The key attributes of the table's global and local secondary indexes:
+   * always kept on the parent with their type, so items stay in their
+   * indexes (`sort`: a sort key of some index, 1,024 bytes at most). The
+   * driver reads them with DescribeTable when neither this nor `ttl` is given.
+   */
+  indexKeys?: readonly { name: string; type: 'S' | 'N' | 'B'; sort?: boolean }[];
+  /**
+   * The table's TTL attribute (null: none): kept on the parent and copied to
+   * every chunk, so chunks expire with it. The driver reads it with
+   * DescribeTimeToLive when neither this nor `indexKeys` is given.
+   */
+  ttl?: string | null;
 }
 
 /** A broken DynamoDB rule, found by {@link validateItem}. */

@@ -304,6 +304,8 @@ catalogue! {
     ChunksVanished = "CHUNKS_VANISHED", Conflict;
     /// No item has this key.
     NotFound = "NOT_FOUND", NotFound;
+    /// The item's TTL has passed and DynamoDB is deleting it: some of its chunks are gone already.
+    ItemExpired = "ITEM_EXPIRED", NotFound;
     /// The table does not exist on the store.
     TableNotFound = "TABLE_NOT_FOUND", NotFound;
     /// The item has no attribute of the name asked for.

@@ -42,6 +42,34 @@ impl KeyType {
     }
 }
 
+/// A key attribute of one of a table's secondary indexes (global or local),
+/// with the type the table's definition declares. Writes keep it on the
+/// parent, so the item stays in the index; an item whose value for it has
+/// another type, is empty or is over the index key's size is refused before
+/// anything is written, as DynamoDB would refuse the parent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct IndexKey {
+    /// Attribute name.
+    pub name: String,
+    /// Attribute type.
+    pub key_type: KeyType,
+    /// A sort key of some index (1,024 bytes at most), else only a
+    /// partition key (2,048).
+    pub sort: bool,
+}
+
+impl IndexKey {
+    /// DynamoDB's limit for this key's values, in bytes.
+    pub fn limit(&self) -> usize {
+        if self.sort {
+            MAX_SORT_KEY_BYTES
+        } else {
+            MAX_PARTITION_KEY_BYTES
+        }
+    }
+}
+
 /// One key attribute: its name and type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -104,7 +132,7 @@ impl KeySchema {
         let key = self.key_of(item);
         let options = crate::ValidateOptions {
             key: Some(self),
-            max_item_bytes: crate::MAX_ITEM_BYTES,
+            ..crate::ValidateOptions::default()
         };
         let violations = crate::validate_item(&key, &options);
         if violations.is_empty() {

@@ -32,7 +32,9 @@ pub use capacity::{
     READ_UNIT_BYTES, ReadConsistency, WRITE_UNIT_BYTES, read_half_units, read_units, write_units,
 };
 pub use code::{Category, Code};
-pub use key::{KeyAttribute, KeySchema, KeyType, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+pub use key::{
+    IndexKey, KeyAttribute, KeySchema, KeyType, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES,
+};
 pub use read::chunk_reader::{ChunkReader, READ_PIECE_BYTES};
 pub use read::reassemble::{ReassembleError, ReassembleOptions, reassemble, verify_chunk};
 pub use read::reassembler::Reassembler;

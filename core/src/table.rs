@@ -2,8 +2,9 @@
 //! keep for the whole of an operation.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 
-use crate::key::KeySchema;
+use crate::key::{IndexKey, KeySchema};
 use crate::layout::Layout;
 use crate::plan::Target;
 
@@ -20,6 +21,12 @@ pub struct Table {
     /// The table chunks go to (the parent table itself in the
     /// item-collection layout).
     pub chunk_table: String,
+    /// The key attributes of the table's secondary indexes: writes keep
+    /// them on the parent, so items stay in their indexes.
+    pub index_keys: Vec<IndexKey>,
+    /// The table's TTL attribute: kept on the parent and copied to every
+    /// chunk, so chunks expire with their parent.
+    pub ttl: Option<String>,
 }
 
 impl Table {

@@ -141,6 +141,7 @@ pub fn check_upload_header(
         &ValidateOptions {
             key: Some(rules.key),
             max_item_bytes: MAX_ITEM_BYTES,
+            index_keys: &[],
         },
     );
     if !violations.is_empty() {
@@ -225,6 +226,7 @@ pub fn verify_upload(
         &ValidateOptions {
             key: Some(rules.key),
             max_item_bytes: usize::MAX,
+            index_keys: &[],
         },
     )
     .into_iter()

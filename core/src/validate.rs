@@ -7,7 +7,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::key::{KeySchema, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
+use crate::key::{IndexKey, KeySchema, KeyType, MAX_PARTITION_KEY_BYTES, MAX_SORT_KEY_BYTES};
 use crate::number::{Decimal, NumberError};
 use crate::size::{MAX_ITEM_BYTES, item_size};
 use crate::value::{AttributeValue, Item};
@@ -30,6 +30,10 @@ pub struct ValidateOptions<'a> {
     pub key: Option<&'a KeySchema>,
     /// The largest item accepted (default and maximum: 409,600 bytes).
     pub max_item_bytes: usize,
+    /// The table's index keys: those an item has are checked for type,
+    /// emptiness and size, as DynamoDB checks them (an item may lack them:
+    /// it is then not in the index).
+    pub index_keys: &'a [IndexKey],
 }
 
 impl Default for ValidateOptions<'_> {
@@ -37,6 +41,7 @@ impl Default for ValidateOptions<'_> {
         Self {
             key: None,
             max_item_bytes: MAX_ITEM_BYTES,
+            index_keys: &[],
         }
     }
 }
@@ -200,6 +205,17 @@ pub fn validate_item(item: &Item, options: &ValidateOptions<'_>) -> Vec<Violatio
     if let Some(schema) = options.key {
         check_key(item, schema, &mut found);
     }
+    for index_key in options.index_keys {
+        if let Some(value) = item.get(&index_key.name) {
+            check_key_value(
+                value,
+                &index_key.name,
+                index_key.key_type,
+                index_key.limit(),
+                &mut found,
+            );
+        }
+    }
     let mut path = String::new();
     for (name, value) in item {
         check_name(name, &path, &mut found);
@@ -221,23 +237,39 @@ fn check_key(item: &Item, schema: &KeySchema, found: &mut Vec<Violation>) {
             found.push(violation(ViolationKind::KeyMissing));
             continue;
         };
-        if !key.key_type.matches(value) {
-            found.push(violation(ViolationKind::KeyWrongType {
-                expected: key.key_type.as_str(),
-                got: value.type_name(),
-            }));
-            continue;
-        }
-        let size = match value {
-            AttributeValue::S(s) => s.len(),
-            AttributeValue::B(b) => b.len(),
-            _ => continue,
-        };
-        if size == 0 {
-            found.push(violation(ViolationKind::KeyEmpty));
-        } else if size > limit {
-            found.push(violation(ViolationKind::KeyTooLarge { size, limit }));
-        }
+        check_key_value(value, &key.name, key.key_type, limit, found);
+    }
+}
+
+/// Checks a key attribute's value (a primary or an index key): its type,
+/// and for a string or binary that it is not empty nor over `limit`.
+fn check_key_value(
+    value: &AttributeValue,
+    name: &str,
+    key_type: KeyType,
+    limit: usize,
+    found: &mut Vec<Violation>,
+) {
+    let violation = |kind| Violation {
+        path: name.to_string(),
+        kind,
+    };
+    if !key_type.matches(value) {
+        found.push(violation(ViolationKind::KeyWrongType {
+            expected: key_type.as_str(),
+            got: value.type_name(),
+        }));
+        return;
+    }
+    let size = match value {
+        AttributeValue::S(s) => s.len(),
+        AttributeValue::B(b) => b.len(),
+        _ => return,
+    };
+    if size == 0 {
+        found.push(violation(ViolationKind::KeyEmpty));
+    } else if size > limit {
+        found.push(violation(ViolationKind::KeyTooLarge { size, limit }));
     }
 }
 

@@ -154,6 +154,8 @@ fn answer(db: &Database, operation: &str, body: &[u8]) -> (u16, String) {
         "DescribeTable" => describe_table,
         "ListTables" => list_tables,
         "UpdateTable" => update_table,
+        "UpdateTimeToLive" => update_time_to_live,
+        "DescribeTimeToLive" => describe_time_to_live,
         "PutItem" => put_item,
         "GetItem" => get_item,
         "DeleteItem" => delete_item,

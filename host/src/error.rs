@@ -58,6 +58,10 @@ pub enum HostError {
         /// Parent reads made.
         attempts: u32,
     },
+    /// A protocol machine's failure with no variant of its own here (an
+    /// expired item): core's message and code.
+    #[error(transparent)]
+    Protocol(ProtocolError),
     /// DynamoDB refused a request, or kept failing it until retries ran out.
     #[error("{operation} failed after {attempts} attempt{}: {message}", if *.attempts == 1 { "" } else { "s" })]
     Dynamo {
@@ -143,7 +147,7 @@ impl From<ProtocolError> for HostError {
                 offset_ms,
                 limit_ms,
             },
-            other => Self::Internal(other.to_string()),
+            other => Self::Protocol(other),
         }
     }
 }
@@ -166,6 +170,7 @@ impl HostError {
             Self::TableNotFound { .. } => Code::TableNotFound,
             Self::TableUnsupported { .. } => Code::TableUnsupported,
             Self::ChunksVanished { .. } => Code::ChunksVanished,
+            Self::Protocol(e) => e.code(),
             Self::Dynamo { aws_code, .. } => match aws_code.as_str() {
                 "ResourceNotFoundException" => Code::TableNotFound,
                 "ValidationException" => Code::DynamodbValidation,

@@ -6,10 +6,11 @@ use std::time::Duration;
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
     AttributeDefinition, BillingMode, KeySchemaElement, KeyType as SdkKeyType, ScalarAttributeType,
+    TimeToLiveSpecification, TimeToLiveStatus,
 };
 use dynaslice_core::layout::Layout;
 use dynaslice_core::plan::Target;
-use dynaslice_core::{KeySchema, KeyType};
+use dynaslice_core::{IndexKey, KeySchema, KeyType};
 
 use crate::error::HostError;
 use crate::executor::{admin_error, with_retries};
@@ -34,6 +35,15 @@ pub struct TableConfig {
     pub layout: Layout,
     /// The chunk table (the parent table for the item-collection layout).
     pub chunk_table: String,
+    /// The key attributes of the table's global and local secondary
+    /// indexes (from DescribeTable): writes keep them on the parent.
+    pub index_keys: Vec<IndexKey>,
+    /// The table's TTL attribute, when TTL is on (DescribeTimeToLive): kept
+    /// on the parent and copied to every chunk.
+    pub ttl: Option<String>,
+    /// The chunk table's TTL attribute (the parent table's, in the
+    /// item-collection layout).
+    pub chunk_table_ttl: Option<String>,
 }
 
 /// Which layout to create or use.
@@ -56,6 +66,9 @@ impl TableConfig {
                 key_name: CHUNK_KEY_NAME.to_string(),
             },
             chunk_table: chunk_table_name(table),
+            index_keys: Vec::new(),
+            ttl: None,
+            chunk_table_ttl: None,
         }
     }
 
@@ -66,6 +79,9 @@ impl TableConfig {
             key,
             layout: Layout::ItemCollection,
             chunk_table: table.to_string(),
+            index_keys: Vec::new(),
+            ttl: None,
+            chunk_table_ttl: None,
         }
     }
 
@@ -84,6 +100,8 @@ impl TableConfig {
             key: self.key.clone(),
             layout: self.layout.clone(),
             chunk_table: self.chunk_table.clone(),
+            index_keys: self.index_keys.clone(),
+            ttl: self.ttl.clone(),
         }
     }
 
@@ -105,11 +123,42 @@ impl TableConfig {
     /// the chunk table when `<table>_chunks` exists, else the item
     /// collection when the sort key is a string.
     pub async fn discover(client: &Client, table: &str) -> Result<Self, HostError> {
-        let key = describe_key(client, table)
+        let described = describe(client, table)
             .await?
             .ok_or_else(|| HostError::TableNotFound {
                 table: table.to_string(),
             })?;
+        let mut config = Self::discover_layout(client, table, described.key).await?;
+        config.index_keys = described.index_keys;
+        config.ttl = describe_ttl(client, table).await?;
+        config.chunk_table_ttl = match &config.layout {
+            Layout::ChunkTable { .. } if config.ttl.is_some() => {
+                describe_ttl(client, &config.chunk_table).await?
+            }
+            _ => config.ttl.clone(),
+        };
+        Ok(config)
+    }
+
+    /// A warning when the table has TTL and its chunk table does not (or on
+    /// another attribute): expired items' chunks then stay until `gc`.
+    pub fn ttl_warning(&self) -> Option<String> {
+        let ttl = self.ttl.as_ref()?;
+        (self.chunk_table_ttl.as_ref() != Some(ttl)).then(|| {
+            format!(
+                "{} deletes items by TTL on {ttl}, but its chunk table {} does not: chunks of \
+                 expired items stay until `dynaslice gc` (turn TTL on for {} on the same attribute)",
+                self.table, self.chunk_table, self.chunk_table
+            )
+        })
+    }
+
+    /// The layout of `table`, whose key schema is `key`.
+    async fn discover_layout(
+        client: &Client,
+        table: &str,
+        key: KeySchema,
+    ) -> Result<Self, HostError> {
         let chunks = chunk_table_name(table);
         match describe_key(client, &chunks).await? {
             Some(chunk_key) => {
@@ -144,6 +193,31 @@ impl TableConfig {
 
 /// A table's key schema, or `None` when it does not exist.
 pub async fn describe_key(client: &Client, table: &str) -> Result<Option<KeySchema>, HostError> {
+    Ok(describe(client, table).await?.map(|d| d.key))
+}
+
+/// What DescribeTable tells of a table's keys.
+struct Described {
+    key: KeySchema,
+    index_keys: Vec<IndexKey>,
+}
+
+/// The attribute TTL deletes items by, when TTL is on (or being turned on).
+async fn describe_ttl(client: &Client, table: &str) -> Result<Option<String>, HostError> {
+    let output = with_retries(|| client.describe_time_to_live().table_name(table).send())
+        .await
+        .map_err(|failed| admin_error("DescribeTimeToLive", failed))?;
+    Ok(output.time_to_live_description().and_then(|d| {
+        let on = matches!(
+            d.time_to_live_status(),
+            Some(TimeToLiveStatus::Enabled | TimeToLiveStatus::Enabling)
+        );
+        d.attribute_name().filter(|_| on).map(str::to_string)
+    }))
+}
+
+/// A table's keys, or `None` when it does not exist.
+async fn describe(client: &Client, table: &str) -> Result<Option<Described>, HostError> {
     let output = match with_retries(|| client.describe_table().table_name(table).send()).await {
         Ok(output) => output,
         Err((e, _))
@@ -189,7 +263,39 @@ pub async fn describe_key(client: &Client, table: &str) -> Result<Option<KeySche
     if let Some((name, kind)) = sort {
         schema = schema.with_sort(name, kind);
     }
-    Ok(Some(schema))
+    // Every index's key attributes, once each (a sort key of any index
+    // takes the sort key's smaller limit); the table's own keys are kept
+    // and checked already.
+    let index_schemas = description
+        .global_secondary_indexes()
+        .iter()
+        .map(|i| i.key_schema())
+        .chain(
+            description
+                .local_secondary_indexes()
+                .iter()
+                .map(|i| i.key_schema()),
+        );
+    let mut index_keys: Vec<IndexKey> = Vec::new();
+    for element in index_schemas.flatten() {
+        let name = element.attribute_name();
+        if schema.is_key(name) {
+            continue;
+        }
+        let sort = element.key_type() != &SdkKeyType::Hash;
+        match index_keys.iter_mut().find(|k| k.name == name) {
+            Some(known) => known.sort |= sort,
+            None => index_keys.push(IndexKey {
+                name: name.to_string(),
+                key_type: type_of(name),
+                sort,
+            }),
+        }
+    }
+    Ok(Some(Described {
+        key: schema,
+        index_keys,
+    }))
 }
 
 fn scalar(kind: KeyType) -> ScalarAttributeType {
@@ -224,6 +330,33 @@ pub async fn create_tables(client: &Client, config: &TableConfig) -> Result<(), 
         )
         .await?;
     }
+    if let Some(attribute) = &config.ttl {
+        // The chunk table too: chunks carry their parent's TTL value.
+        enable_ttl(client, &config.table, attribute).await?;
+        if config.chunk_table != config.table {
+            enable_ttl(client, &config.chunk_table, attribute).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Turns TTL on for `table`, deleting items once `attribute` (seconds
+/// since the epoch) has passed.
+async fn enable_ttl(client: &Client, table: &str, attribute: &str) -> Result<(), HostError> {
+    let specification = TimeToLiveSpecification::builder()
+        .enabled(true)
+        .attribute_name(attribute)
+        .build()
+        .map_err(|e| HostError::Internal(e.to_string()))?;
+    with_retries(|| {
+        client
+            .update_time_to_live()
+            .table_name(table)
+            .time_to_live_specification(specification.clone())
+            .send()
+    })
+    .await
+    .map_err(|failed| admin_error("UpdateTimeToLive", failed))?;
     Ok(())
 }
 

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import { CreateTableCommand, GetItemCommand, PutItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, ScanCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { split } from 'dynaslice';
 import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream } from 'dynaslice/dynamodb';
@@ -610,6 +610,100 @@ describe("the store's clock", () => {
     for (const chunk of orphan.chunks) await client.send(new PutItemCommand({ TableName: 'docs_chunks', Item: chunk }));
     const report = await gc(client, { ...DOCS, graceMs: 10 * 60 * 1000, dryRun: true });
     assert.ok(report.young >= orphan.chunks.length, JSON.stringify(report));
+  });
+});
+
+describe('indexes and TTL', () => {
+  const INDEXED = { table: 'indexed', key: [{ name: 'pk', type: 'S' }] };
+  const now = () => Math.floor(Date.now() / 1000);
+
+  before(async () => {
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'indexed',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'title', AttributeType: 'S' },
+          { AttributeName: 'rank', AttributeType: 'N' },
+        ],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: 'by-title',
+            KeySchema: [{ AttributeName: 'title', KeyType: 'HASH' }, { AttributeName: 'rank', KeyType: 'RANGE' }],
+            Projection: { ProjectionType: 'ALL' },
+          },
+        ],
+      }),
+    );
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'indexed_chunks',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+      }),
+    );
+    for (const TableName of ['indexed', 'indexed_chunks']) {
+      await client.send(new UpdateTimeToLiveCommand({ TableName, TimeToLiveSpecification: { Enabled: true, AttributeName: 'expiresAt' } }));
+    }
+  });
+
+  /** A document: a 300-character title (the index's key), a rank, an expiry, 30 metadata fields and a body. */
+  function doc(id, bytes, expiresAt) {
+    const item = { pk: { S: `doc#${id}` }, title: { S: `${id}-${'t'.repeat(300)}` }, rank: { N: '7' }, expiresAt: { N: String(expiresAt) } };
+    for (let i = 0; i < 30; i++) item[`meta${i}`] = { S: 'm'.repeat(150) };
+    return { ...item, body: { B: new Uint8Array(randomBytes(bytes)) } };
+  }
+
+  const byTitle = async (id) =>
+    (await client.send(new QueryCommand({ TableName: 'indexed', IndexName: 'by-title', KeyConditionExpression: 'title = :t', ExpressionAttributeValues: { ':t': { S: `${id}-${'t'.repeat(300)}` } } }))).Items;
+  const chunksOfDoc = async (id) => (await scanAll('indexed_chunks')).filter((c) => c.pk.S.startsWith(`doc\\#${id}#`));
+
+  test('with no keep, the index keys stay on the parent and every chunk carries the TTL (putItem and putStream)', async () => {
+    const expiresAt = now() + 86_400;
+    for (const [id, bytes] of [['small', 1000], ['one', 1_000_000], ['six', 6_000_000]]) {
+      const put = await putItem(client, doc(id, bytes, expiresAt), INDEXED);
+      if (bytes > 1000) assert.ok(!put.manifest.spilled?.includes?.('title'), `${id}: title spilled`);
+      assert.equal((await byTitle(id)).length, 1, `${id}: in the title index`);
+    }
+    const { body, ...parent } = doc('streamed', 0, expiresAt);
+    await putStream(client, Readable.from([randomBytes(2_000_000)]), parent, { ...INDEXED, attribute: 'body' });
+    assert.equal((await byTitle('streamed')).length, 1, 'a streamed item is in the index');
+    for (const id of ['one', 'six', 'streamed']) {
+      const chunks = await chunksOfDoc(id);
+      assert.ok(chunks.length >= 3, `${id}: ${chunks.length} chunks`);
+      for (const chunk of chunks) assert.deepEqual(chunk.expiresAt, { N: String(expiresAt) }, `${id}: a chunk without the TTL`);
+    }
+    // An index key DynamoDB would refuse is refused before anything is written.
+    await assert.rejects(putItem(client, { ...doc('bad', 1_000_000, expiresAt), rank: { S: 'seven' } }, INDEXED), { code: 'KEY_WRONG_TYPE' });
+    assert.deepEqual(await chunksOfDoc('bad'), []);
+  });
+
+  test('an expired item whose chunks TTL deleted first reads ITEM_EXPIRED', async () => {
+    await putItem(client, doc('expired', 1_000_000, now() - 60), INDEXED);
+    const [chunk] = await chunksOfDoc('expired');
+    await client.send(new DeleteItemCommand({ TableName: 'indexed_chunks', Key: { pk: chunk.pk } }));
+    await assert.rejects(getItem(client, { pk: { S: 'doc#expired' } }, INDEXED), { code: 'ITEM_EXPIRED' });
+  });
+
+  test('indexKeys and ttl given: the table is not described (a role that may not)', async () => {
+    let described = 0;
+    const denied = {
+      async send(command, options) {
+        if (command.constructor.name.startsWith('Describe')) {
+          described += 1;
+          throw Object.assign(new Error('not authorized to perform: dynamodb:DescribeTable'), { name: 'AccessDeniedException' });
+        }
+        return client.send(command, options);
+      },
+    };
+    await assert.rejects(putItem(denied, doc('denied', 1_000_000, now() + 60), INDEXED), (e) => e.code === 'TABLE_UNSUPPORTED' && /indexKeys/.test(e.message));
+    const explicit = { ...INDEXED, indexKeys: [{ name: 'title', type: 'S' }, { name: 'rank', type: 'N', sort: true }], ttl: 'expiresAt' };
+    await putItem(denied, doc('explicit', 1_000_000, now() + 60), explicit);
+    assert.equal(described, 1);
+    assert.equal((await byTitle('explicit')).length, 1);
   });
 });
 

@@ -9,6 +9,7 @@ import init from 'dynaslice';
 import { POLICY } from '../dist/policy.js';
 import { boundApi } from './api.js';
 import { decodeItem } from './decode.js';
+import { withTableKeys } from './dynamodb/describe.js';
 import { Drive } from './dynamodb/drive.js';
 import { badOption, dynasliceError, flag, format } from './error.js';
 import { bytesOf } from './stream.js';
@@ -93,7 +94,7 @@ export async function putItem(client, item, options) {
   const signal = checked(client, options);
   const progress = reporter(options, (p) => ({ bytesWritten: p.bytesDone, totalBytes: p.bytesTotal, chunksWritten: p.chunksDone, chunks: p.chunksTotal }));
   await init();
-  const machine = boundApi().machines.put(item, options);
+  const machine = boundApi().machines.put(item, await withTableKeys(client, options));
   return putResult(await finish(machine, client, signal, progress));
 }
 
@@ -110,7 +111,7 @@ export async function putStream(client, source, item, options) {
   let bytesRead = 0;
   const progress = reporter(options, (p) => ({ bytesRead, totalBytes: size, chunksWritten: p.chunksDone, chunks: p.chunksTotal }));
   await init();
-  const machine = boundApi().machines.putStream(item, { ...options, size });
+  const machine = boundApi().machines.putStream(item, { ...(await withTableKeys(client, options)), size });
   const drive = new Drive(machine, client, signal);
   let pieces;
   try {
@@ -150,7 +151,7 @@ export async function getItem(client, key, options) {
   const progress = reporter(options, (p) => ({ chunksRead: p.chunksDone, chunks: p.chunksTotal }));
   const output = { plain: format(options) === 'plain', wrapNumbers: flag(options, 'wrapNumbers', false) };
   await init();
-  const machine = boundApi().machines.get(keyOf(key, options), options);
+  const machine = boundApi().machines.get(keyOf(key, options), await withTableKeys(client, options));
   const result = await finish(machine, client, signal, progress);
   const item = result.item === undefined ? undefined : decodeItem(result.item, output);
   return { item, version: result.version, chunksRead: result.chunksRead, parentReads: result.parentReads, consumed: result.consumed };
@@ -173,7 +174,7 @@ export async function getStream(client, key, options) {
   const signals = [cancel.signal, options?.signal].filter(Boolean);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
   await init();
-  const machine = boundApi().machines.getStream(keyOf(key, options), options);
+  const machine = boundApi().machines.getStream(keyOf(key, options), await withTableKeys(client, options));
   const drive = new Drive(machine, client, signal);
   let bytesRead = 0;
   const progress = reporter(options, (p) => ({ bytesRead, totalBytes: machine.size, chunksRead: p.chunksDone, chunks: p.chunksTotal }));

@@ -51,6 +51,7 @@ pub fn validate_item(item: &[u8], options: JsValue) -> JsResult<Array> {
     let validate = ValidateOptions {
         key: key.as_ref(),
         max_item_bytes: convert::size(&options, "maxItemBytes", MAX_ITEM_BYTES)?,
+        index_keys: &[],
     };
     Ok(convert::violations(&dynaslice_core::validate_item(
         &item, &validate,

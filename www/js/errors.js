@@ -81,6 +81,7 @@ const SENTENCES = {
   CHUNK_COUNT_MISMATCH: DAMAGED,
   CHUNK_LENGTH_MISMATCH: DAMAGED,
   CHUNKS_VANISHED: 'Another writer kept replacing this item while it was read ({detail}); try again in a moment.',
+  ITEM_EXPIRED: 'This item has expired (its TTL passed) and is being deleted ({detail}).',
   CLOCK_SKEW: 'The server’s clock is too far from the database’s to write safely ({detail}); nothing was stored.',
   CHUNK_DIGEST_MISMATCH: DAMAGED,
   DIGEST_MISMATCH: DAMAGED,

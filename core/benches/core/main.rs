@@ -113,6 +113,7 @@ fn sizes(c: &mut Criterion, inputs: &Inputs) {
     let options = ValidateOptions {
         key: Some(&inputs.schema),
         max_item_bytes: usize::MAX,
+        index_keys: &[],
     };
     for input in inputs.documents() {
         configure(&mut group, input.item_bytes());

@@ -64,6 +64,14 @@ pub enum ProtocolError {
         /// Parent reads made.
         attempts: u32,
     },
+    /// The item's TTL attribute has passed (by the store's clock) and some
+    /// of its chunks are gone: DynamoDB's TTL is deleting it.
+    ItemExpired {
+        /// The item's key, as text.
+        key: String,
+        /// The TTL attribute's value, seconds since the epoch.
+        expired_at: u64,
+    },
     /// The executor's clock and the store's differ by more than can be
     /// trusted (chunk ages are judged by the store's clock).
     ClockSkew {
@@ -95,6 +103,7 @@ impl ProtocolError {
             Self::Unprocessed { .. } => Code::DynamodbError,
             Self::Conflict { .. } => Code::Conflict,
             Self::ChunksVanished { .. } => Code::ChunksVanished,
+            Self::ItemExpired { .. } => Code::ItemExpired,
             Self::ClockSkew { .. } => Code::ClockSkew,
             Self::Cancelled => Code::Internal,
         }
@@ -146,6 +155,11 @@ impl fmt::Display for ProtocolError {
             Self::ChunksVanished { key, attempts } => write!(
                 f,
                 "item {key} was replaced by another writer under each of {attempts} reads; read it again later"
+            ),
+            Self::ItemExpired { key, expired_at } => write!(
+                f,
+                "item {key} expired (its TTL, {expired_at}, has passed) and is being deleted: \
+                 some of its chunks are gone"
             ),
             Self::ClockSkew {
                 offset_ms,

@@ -56,6 +56,7 @@ pub(crate) fn prepare<'a>(
     let validation = ValidateOptions {
         key: Some(&options.key),
         max_item_bytes: usize::MAX,
+        index_keys: &options.index_keys,
     };
     let violations = validate_item(item, &validation);
     if !violations.is_empty() {
@@ -73,7 +74,8 @@ pub(crate) fn prepare<'a>(
 
     let (kept, spilled) = choose_spill(&sized, total, options);
     if spilled.is_empty() {
-        // Everything left is a key or pinned by `keep`: nothing can move.
+        // Everything left is a key, an index key, the TTL or kept: nothing
+        // can move.
         return Err(SplitError::ParentTooLarge {
             size: total,
             limit: options.item_limit,
@@ -109,7 +111,7 @@ fn choose_spill<'a>(
     type Order = fn(&&Sized<'_>, &&Sized<'_>) -> core::cmp::Ordering;
     let mut candidates: Vec<&Sized<'a>> = sized
         .iter()
-        .filter(|(name, _, _)| !options.key.is_key(name) && !options.keep.contains(name))
+        .filter(|(name, _, _)| !options.kept(name))
         .collect();
     let largest_first: Order = |a, b| b.2.cmp(&a.2).then(a.0.cmp(b.0));
     candidates.sort_unstable_by(largest_first);

@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::codec::{CodecError, Compression};
-use crate::key::KeySchema;
+use crate::key::{IndexKey, KeySchema};
 use crate::layout::{ChunkKeyError, Layout, MAX_CHUNKS, chunk_key};
 use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest};
 use crate::size::{MAX_ITEM_BYTES, item_size};
@@ -62,9 +62,15 @@ pub struct SplitOptions {
     pub max_raw_bytes: usize,
     /// Keep a compressed payload on the parent when it fits there.
     pub inline: bool,
-    /// Attributes that always stay on the parent, like the keys of global
-    /// and local secondary indexes, so queries and projections keep working.
+    /// Attributes that always stay on the parent, for the caller's own
+    /// reasons (projections, filters).
     pub keep: Vec<String>,
+    /// The table's index keys (global and local secondary indexes): always
+    /// kept on the parent, and checked as DynamoDB checks them.
+    pub index_keys: Vec<IndexKey>,
+    /// The table's TTL attribute: kept on the parent, and copied to every
+    /// chunk (when the item has a Number there), so chunks expire with it.
+    pub ttl: Option<String>,
 }
 
 impl SplitOptions {
@@ -81,7 +87,18 @@ impl SplitOptions {
             max_raw_bytes: DEFAULT_MAX_RAW_BYTES,
             inline: true,
             keep: Vec::new(),
+            index_keys: Vec::new(),
+            ttl: None,
         }
+    }
+
+    /// True when `name` must stay on the parent: a key, an index key, the
+    /// TTL attribute, or one the caller keeps.
+    pub fn kept(&self, name: &str) -> bool {
+        self.key.is_key(name)
+            || self.keep.iter().any(|k| k == name)
+            || self.index_keys.iter().any(|k| k.name == name)
+            || self.ttl.as_deref() == Some(name)
     }
 }
 
@@ -289,8 +306,8 @@ pub(crate) fn split_spill(
         }
     }
 
-    let key = options.key.key_of(item);
-    let data_bytes = chunk_data_bytes(&key, options)?;
+    let base = ChunkBase::of(item, options);
+    let data_bytes = chunk_data_bytes(&base, options)?;
     let chunk_count = payload.len().div_ceil(data_bytes);
     if chunk_count > MAX_CHUNKS as usize {
         return Err(SplitError::TooLarge {
@@ -313,7 +330,7 @@ pub(crate) fn split_spill(
     let chunks = pieces
         .into_iter()
         .enumerate()
-        .map(|(seq, (data, digest))| chunk_item(&key, options, seq as u32, data, digest))
+        .map(|(seq, (data, digest))| chunk_item(&base, options, seq as u32, data, digest))
         .collect::<Result<_, _>>()?;
     Ok(SplitItem {
         parent: parent_of(&manifest),
@@ -373,8 +390,11 @@ pub(crate) fn check_options(options: &SplitOptions) -> Result<(), SplitError> {
 
 /// Frame bytes that fit in one chunk item: the item limit less the chunk's
 /// key and attribute names and the digest, computed from a real chunk key.
-pub(crate) fn chunk_data_bytes(key: &Item, options: &SplitOptions) -> Result<usize, SplitError> {
-    let empty = chunk_item(key, options, 0, Vec::new(), 0)?;
+pub(crate) fn chunk_data_bytes(
+    base: &ChunkBase,
+    options: &SplitOptions,
+) -> Result<usize, SplitError> {
+    let empty = chunk_item(base, options, 0, Vec::new(), 0)?;
     let overhead = item_size(&empty);
     let data = options.chunk_item_bytes.saturating_sub(overhead);
     if data < MIN_CHUNK_DATA_BYTES {
@@ -385,24 +405,55 @@ pub(crate) fn chunk_data_bytes(key: &Item, options: &SplitOptions) -> Result<usi
     Ok(data)
 }
 
-/// A chunk item: its key, its digest (computed when it was cut) and its data.
+/// What every chunk of an item carries besides its data: the parent's key
+/// (its chunk keys are made from it) and, when the table has a TTL
+/// attribute and the parent a Number there, that attribute, so DynamoDB's
+/// TTL deletes the chunks with their parent.
+pub(crate) struct ChunkBase {
+    key: Item,
+    ttl: Option<(String, AttributeValue)>,
+}
+
+impl ChunkBase {
+    /// The base of `parent`'s chunks.
+    pub(crate) fn of(parent: &Item, options: &SplitOptions) -> Self {
+        let ttl = options
+            .ttl
+            .as_ref()
+            .and_then(|name| match parent.get(name) {
+                Some(value @ AttributeValue::N(_)) => Some((name.clone(), value.clone())),
+                _ => None,
+            });
+        Self {
+            key: options.key.key_of(parent),
+            ttl,
+        }
+    }
+}
+
+/// A chunk item: its key, its digest (computed when it was cut), its data
+/// and its parent's TTL.
 pub(crate) fn chunk_item(
-    key: &Item,
+    base: &ChunkBase,
     options: &SplitOptions,
     seq: u32,
     data: Vec<u8>,
     digest: u64,
 ) -> Result<Item, SplitError> {
     let (schema, layout) = (&options.key, &options.layout);
-    Ok(chunk_item_of(
+    let mut chunk = chunk_item_of(
         schema,
         layout,
-        key,
+        &base.key,
         options.version,
         seq,
         data,
         digest,
-    )?)
+    )?;
+    if let Some((name, value)) = &base.ttl {
+        chunk.insert(name.clone(), value.clone());
+    }
+    Ok(chunk)
 }
 
 /// Chunk `seq` of version `version` of the item keyed like `key`: its key,

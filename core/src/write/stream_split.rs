@@ -16,7 +16,7 @@ use crate::value::Item;
 use crate::write::cutter::Cutter;
 use crate::write::split::DEFAULT_MAX_CHUNK_KEYS;
 use crate::write::split::{
-    SplitError, SplitItem, SplitOptions, check_options, chunk_data_bytes, chunk_item,
+    ChunkBase, SplitError, SplitItem, SplitOptions, check_options, chunk_data_bytes, chunk_item,
 };
 
 /// The encoder between the raw value stream and the chunks.
@@ -51,7 +51,7 @@ enum Encoder {
 /// ```
 pub struct StreamSplit {
     options: SplitOptions,
-    key: Item,
+    base: ChunkBase,
     parent: Item,
     spilled: Vec<String>,
     codec: Codec,
@@ -97,14 +97,16 @@ impl StreamSplit {
         if let Some(name) = reserved_attribute(names.chain([attribute.as_str()])) {
             return Err(SplitError::ReservedAttribute { name });
         }
-        if parent.contains_key(&attribute) || options.key.is_key(&attribute) {
+        if parent.contains_key(&attribute) || options.kept(&attribute) {
             return Err(SplitError::BadOptions {
-                reason: "the streamed attribute must not also be on the parent or be a key",
+                reason: "the streamed attribute must not also be on the parent, or be a key, \
+                         an index key, the TTL attribute or kept",
             });
         }
         let validation = ValidateOptions {
             key: Some(&options.key),
             max_item_bytes: options.item_limit,
+            index_keys: &options.index_keys,
         };
         let violations = validate_item(&parent, &validation);
         if !violations.is_empty() {
@@ -149,8 +151,8 @@ impl StreamSplit {
         if let Some(len) = stream_len {
             check_length(len, options)?;
         }
-        let key = options.key.key_of(&parent);
-        let data_bytes = chunk_data_bytes(&key, options)?;
+        let base = ChunkBase::of(&parent, options);
+        let data_bytes = chunk_data_bytes(&base, options)?;
         let mut cutter = Cutter::new(data_bytes, options.version.to_text(), None);
         // An unknown length is written as 0 and set when the stream ends.
         let header = FrameHeader {
@@ -176,7 +178,7 @@ impl StreamSplit {
         };
         Ok(Self {
             options: options.clone(),
-            key,
+            base,
             parent,
             spilled,
             codec: compression.codec,
@@ -235,7 +237,7 @@ impl StreamSplit {
         if (first as usize + sealed.len()) > DEFAULT_MAX_CHUNK_KEYS as usize {
             return Err(self.too_many_chunks());
         }
-        chunk_items(&self.key, &self.options, first, sealed)
+        chunk_items(&self.base, &self.options, first, sealed)
     }
 
     /// The error of a stream that needs more than [`DEFAULT_MAX_CHUNK_KEYS`] chunks.
@@ -260,7 +262,7 @@ impl StreamSplit {
         let open = self.declared.is_none();
         let Self {
             options,
-            key,
+            base,
             mut parent,
             spilled,
             codec,
@@ -322,8 +324,8 @@ impl StreamSplit {
                 limit: options.item_limit,
             });
         }
-        let mut chunks = chunk_items(&key, &options, 0, held.into_iter().collect())?;
-        chunks.extend(chunk_items(&key, &options, first, rest)?);
+        let mut chunks = chunk_items(&base, &options, 0, held.into_iter().collect())?;
+        chunks.extend(chunk_items(&base, &options, first, rest)?);
         Ok(SplitItem {
             parent,
             chunks,
@@ -347,7 +349,7 @@ impl StreamSplit {
 
 /// Chunk items for sealed chunk payloads, the first being chunk `first`.
 fn chunk_items(
-    key: &Item,
+    base: &ChunkBase,
     options: &SplitOptions,
     first: u32,
     sealed: Vec<(Vec<u8>, u64)>,
@@ -355,7 +357,7 @@ fn chunk_items(
     sealed
         .into_iter()
         .zip(first..)
-        .map(|((data, digest), seq)| chunk_item(key, options, seq, data, digest))
+        .map(|((data, digest), seq)| chunk_item(base, options, seq, data, digest))
         .collect()
 }
 

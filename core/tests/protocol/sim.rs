@@ -67,6 +67,8 @@ pub fn table() -> Table {
         key: KeySchema::partition("pk", KeyType::S),
         layout: Layout::default(),
         chunk_table: CHUNKS.into(),
+        index_keys: Vec::new(),
+        ttl: None,
     }
 }
 

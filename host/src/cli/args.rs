@@ -302,6 +302,10 @@ pub struct CreateArgs {
     /// Where chunks go: a chunk table <table>_chunks, or the item's own collection.
     #[arg(long, value_enum, default_value_t = LayoutArg::Table)]
     pub layout: LayoutArg,
+    /// Turn TTL on, deleting items once this attribute (seconds since the
+    /// epoch) has passed; on the chunk table too, since chunks carry it.
+    #[arg(long)]
+    pub ttl: Option<String>,
     #[command(flatten)]
     pub json: JsonFlag,
 }

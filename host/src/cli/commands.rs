@@ -132,6 +132,9 @@ fn precondition(command: &PutCommand) -> Result<Option<Precondition>, HostError>
 pub async fn put(client: &Client, command: &PutCommand, json: bool) -> Result<ExitCode, HostError> {
     let args = &command.put;
     let table = TableConfig::discover(client, &args.table).await?;
+    if let Some(warning) = table.ttl_warning() {
+        eprintln!("dynaslice: warning: {warning}");
+    }
     let key = key_from_args(&args.key, &table.key)?;
     let mut options = put_options(args)?;
     options.precondition = precondition(command)?;
@@ -480,15 +483,20 @@ pub async fn create(client: &Client, args: &CreateArgs, json: bool) -> Result<Ex
         LayoutArg::Table => LayoutKind::ChunkTable,
         LayoutArg::Collection => LayoutKind::ItemCollection,
     };
-    let table = TableConfig::new(&args.table, key, layout);
+    let mut table = TableConfig::new(&args.table, key, layout);
+    table.ttl = args.ttl.clone();
     create_tables(client, &table).await?;
     if json {
         print_json(
-            &json!({ "table": table.table, "chunkTable": table.chunk_table, "layout": table.layout.name() }),
+            &json!({ "table": table.table, "chunkTable": table.chunk_table, "layout": table.layout.name(), "ttl": table.ttl }),
         );
     } else {
+        let ttl = table
+            .ttl
+            .as_ref()
+            .map_or(String::new(), |attribute| format!("; TTL on {attribute}"));
         println!(
-            "created {} (chunks in {}, {} layout)",
+            "created {} (chunks in {}, {} layout{ttl})",
             table.table,
             table.chunk_table,
             table.layout.name()

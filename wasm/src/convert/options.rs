@@ -10,8 +10,8 @@ use dynaslice_core::plan::WriteMode;
 use dynaslice_core::plan::{Commit, Precondition};
 use dynaslice_core::protocol::{GcOptions, GetOptions, PutOptions, RetryPolicy};
 use dynaslice_core::{
-    CodecChoice, DEFAULT_MAX_RAW_BYTES, KeySchema, KeyType, ReassembleOptions, SplitOptions,
-    VersionId,
+    CodecChoice, DEFAULT_MAX_RAW_BYTES, IndexKey, KeySchema, KeyType, ReassembleOptions,
+    SplitOptions, VersionId,
 };
 use js_sys::Array;
 use wasm_bindgen::{JsCast, JsValue};
@@ -119,6 +119,12 @@ pub struct TableOptions {
     /// The largest stored item planned for (`maxBytes`, default 64 MiB): a
     /// stored manifest claiming more is refused before any key is built.
     pub max_raw_bytes: usize,
+    /// `indexKeys`: the key attributes of the table's secondary indexes,
+    /// kept on the parent (the driver describes the table for them).
+    pub index_keys: Vec<IndexKey>,
+    /// `ttl`: the table's TTL attribute, kept on the parent and copied to
+    /// every chunk.
+    pub ttl: Option<String>,
 }
 
 impl TableOptions {
@@ -148,6 +154,12 @@ impl TableOptions {
             layout,
             chunk_table,
             max_raw_bytes,
+            index_keys: index_keys(&get(options, "indexKeys"))?,
+            // null: the table has none (the driver described it).
+            ttl: match get(options, "ttl") {
+                v if v.is_null() => None,
+                _ => text(options, "ttl")?,
+            },
         })
     }
 
@@ -171,6 +183,8 @@ impl TableOptions {
             key: self.key.clone(),
             layout: self.layout.clone(),
             chunk_table: self.chunk_table.clone(),
+            index_keys: self.index_keys.clone(),
+            ttl: self.ttl.clone(),
         }
     }
 
@@ -179,6 +193,43 @@ impl TableOptions {
         let mut read = ReassembleOptions::new(&self.key, &self.layout);
         read.max_raw_bytes = self.max_raw_bytes;
         read
+    }
+}
+
+/// `[{ name, type, sort }, …]`: the key attributes of the table's secondary
+/// indexes (`sort`: a sort key of some index); none when absent.
+fn index_keys(value: &JsValue) -> Result<Vec<IndexKey>, Failure> {
+    let expected = "an array like [{ name: \"title\", type: \"S\", sort: false }]";
+    if value.is_undefined() || value.is_null() {
+        return Ok(Vec::new());
+    }
+    if !Array::is_array(value) {
+        return Err(bad("indexKeys", expected));
+    }
+    let array: &Array = value.unchecked_ref();
+    array
+        .iter()
+        .map(|element| {
+            let name = text(&element, "name")?.ok_or_else(|| bad("indexKeys", expected))?;
+            let key_type = key_type(text(&element, "type")?.as_deref())
+                .ok_or_else(|| bad("indexKeys", expected))?;
+            let sort = flag(&element, "sort", false)?;
+            Ok(IndexKey {
+                name,
+                key_type,
+                sort,
+            })
+        })
+        .collect()
+}
+
+/// `"S"`, `"N"` or `"B"`.
+fn key_type(name: Option<&str>) -> Option<KeyType> {
+    match name {
+        Some("S") => Some(KeyType::S),
+        Some("N") => Some(KeyType::N),
+        Some("B") => Some(KeyType::B),
+        _ => None,
     }
 }
 
@@ -192,12 +243,8 @@ pub fn key_schema(value: &JsValue) -> Result<KeySchema, Failure> {
     let mut parts = Vec::new();
     for element in array.iter() {
         let name = text(&element, "name")?.ok_or_else(|| bad("key", expected))?;
-        let key_type = match text(&element, "type")?.as_deref() {
-            Some("S") => KeyType::S,
-            Some("N") => KeyType::N,
-            Some("B") => KeyType::B,
-            _ => return Err(bad("key", expected)),
-        };
+        let key_type =
+            key_type(text(&element, "type")?.as_deref()).ok_or_else(|| bad("key", expected))?;
         parts.push((name, key_type));
     }
     match parts.as_slice() {
@@ -227,6 +274,8 @@ pub fn split_options(table: &TableOptions, options: &JsValue) -> Result<SplitOpt
     split.parent_budget = size(options, "parentBudget", split.parent_budget)?;
     split.max_raw_bytes = size(options, "maxRawBytes", split.max_raw_bytes)?;
     split.inline = flag(options, "inline", true)?;
+    split.index_keys = table.index_keys.clone();
+    split.ttl = table.ttl.clone();
     let keep = get(options, "keep");
     if !keep.is_undefined() {
         if !Array::is_array(&keep) {

@@ -94,6 +94,8 @@ impl PutOptions {
         options.compression = self.compression;
         options.parent_budget = self.parent_budget;
         options.keep = self.keep.clone();
+        options.index_keys = table.index_keys.clone();
+        options.ttl = table.ttl.clone();
         options.max_raw_bytes = self.max_item_bytes;
         options.chunk_item_bytes = self.chunk_item_bytes;
         options.item_limit = self.item_limit;

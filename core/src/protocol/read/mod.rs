@@ -29,7 +29,7 @@ use crate::read::chunk_reader::ChunkReader;
 use crate::read::reassemble::{ReassembleError, ReassembleOptions};
 use crate::read::reassembler::Reassembler;
 use crate::table::Table;
-use crate::value::Item;
+use crate::value::{AttributeValue, Item};
 
 /// Why a request was sent.
 #[derive(Clone, Copy, Debug)]
@@ -201,6 +201,22 @@ impl ReadMachine {
         options
     }
 
+    /// The parent's TTL value when the table has a TTL attribute and it has
+    /// passed by the store's clock (DynamoDB deletes such an item within a
+    /// few days, its chunks with it).
+    fn expired(&self, parent: &Item) -> Result<Option<u64>, ProtocolError> {
+        let Some(AttributeValue::N(text)) = self.table.ttl.as_ref().and_then(|a| parent.get(a))
+        else {
+            return Ok(None);
+        };
+        // DynamoDB's TTL takes whole seconds; anything else never expires.
+        let Ok(at) = text.parse::<u64>() else {
+            return Ok(None);
+        };
+        let now_s = self.flights.clock.now_ms()? / 1000;
+        Ok((at < now_s).then_some(at))
+    }
+
     /// A parent was read: start (or start again) on its version.
     fn parent_read(&mut self, parent: Option<Item>) -> Result<(), ProtocolError> {
         let Some(parent) = parent else {
@@ -214,6 +230,13 @@ impl ReadMachine {
                 .as_ref()
                 .map(|p| stored_version(p).ok().flatten());
             if before == Some(stored_version(&parent).ok().flatten()) {
+                // TTL deletes a parent and its chunks in no set order.
+                if let Some(expired_at) = self.expired(&parent)? {
+                    return Err(ProtocolError::ItemExpired {
+                        key: self.table.key.key_text(&self.key),
+                        expired_at,
+                    });
+                }
                 return Err(missing.into());
             }
             if self.taken > 0 {
