@@ -417,3 +417,60 @@ fn an_item_that_is_not_a_stored_file_is_written_as_json() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `estimate` prices an overwrite as DynamoDB bills it: the new chunks and
+/// parent, the commit billed by the larger of the two parents, and each
+/// replaced chunk's delete by that chunk's size.
+#[test]
+fn estimate_of_an_overwrite_equals_what_the_overwrite_consumes() {
+    let dir = tempdir("estimate");
+    let table = create_table("estimate");
+    let t = table.as_str();
+    let old = dir.join("old.bin");
+    let new = dir.join("new.bin");
+    std::fs::write(&old, common::noise(31, 1_000_000)).unwrap();
+    std::fs::write(&new, common::noise(32, 1_300_000)).unwrap();
+    let (old, new) = (old.to_str().unwrap(), new.to_str().unwrap());
+    let put = |file: &str| {
+        let args = [
+            "--output", "json", "put", "-t", t, "-k", "pk=doc", "--file", file, "--codec", "none",
+        ];
+        json(&ok(&args))
+    };
+    let estimate = |file: &str| {
+        json(&ok(&[
+            "--output", "json", "estimate", "-t", t, "-k", "pk=doc", "--file", file, "--codec",
+            "none",
+        ]))
+    };
+    // Nothing stored: the plan alone, and the write consumes exactly it.
+    let first = estimate(old);
+    assert_eq!(first["replaces"], false, "{first}");
+    assert_eq!(first["replaceWriteUnits"], 0, "{first}");
+    let wrote = put(old);
+    assert_eq!(
+        wrote["consumedWriteUnits"].as_f64(),
+        first["totalWriteUnits"].as_f64(),
+        "{wrote}"
+    );
+    // An overwrite: 4 new chunks and the parent, and the 3 old chunks' deletes.
+    let second = estimate(new);
+    assert_eq!(second["replaces"], true, "{second}");
+    // By hand from docs/FORMAT.md: the old frame is 1,000,035 bytes (13 of
+    // header, 14 of value-stream prefix, the data, 8 of trailer) in chunks
+    // of 409,549 bytes with 51 bytes of key and digest each (pk "doc"):
+    // deletes of 409,600, 409,600 and 180,988 bytes, 400 + 400 + 177 units;
+    // the parents are the same size.
+    assert_eq!(second["replaceWriteUnits"], 977, "{second}");
+    let replaced = put(new);
+    assert_eq!(
+        replaced["consumedWriteUnits"].as_f64(),
+        second["totalWriteUnits"].as_f64(),
+        "estimated {second}, consumed {replaced}"
+    );
+    println!(
+        "overwrite: estimated {} WCU ({} to replace), consumed {}",
+        second["totalWriteUnits"], second["replaceWriteUnits"], replaced["consumedWriteUnits"]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

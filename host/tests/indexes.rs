@@ -486,19 +486,7 @@ async fn tables_create_turns_ttl_on_for_both_tables_and_a_missing_one_is_warned_
 
     // TTL on the parent table only: chunks would outlive their parents.
     let bare = common::fresh_table(&client, "ttl-parent-only", LayoutKind::ChunkTable).await;
-    client
-        .update_time_to_live()
-        .table_name(&bare.table)
-        .time_to_live_specification(
-            TimeToLiveSpecification::builder()
-                .enabled(true)
-                .attribute_name("expiresAt")
-                .build()
-                .unwrap(),
-        )
-        .send()
-        .await
-        .expect("TTL on");
+    ttl_on(&client, &bare.table).await;
     let found = TableConfig::discover(&client, &bare.table)
         .await
         .expect("discovered");

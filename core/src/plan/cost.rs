@@ -1,9 +1,15 @@
 //! What a write costs in each mode, side by side, so a caller can see the
 //! price of asking for a transaction before choosing it.
 
-use super::{MAX_TRANSACT_ACTIONS, MAX_TRANSACT_BYTES, WriteMode};
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::{MAX_TRANSACT_ACTIONS, MAX_TRANSACT_BYTES, PlanError, Target, WriteMode};
 use crate::capacity::write_units;
+use crate::layout::chunk_key;
+use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE};
 use crate::size::item_size;
+use crate::value::{AttributeValue, Item};
 use crate::write::split::SplitItem;
 
 /// Write capacity units of one split item, in batch mode and in atomic
@@ -49,6 +55,51 @@ pub fn write_costs(split: &SplitItem) -> WriteCosts {
         batch: units(false),
         atomic: fits.then(|| units(true)),
     }
+}
+
+/// The write units an overwrite of `stored` (the parent as read, `None`
+/// when nothing is stored) costs on top of writing a new item whose parent
+/// is `new_parent` bytes: DynamoDB bills the commit (a PutItem, or a
+/// transaction's put when `transactional`) by the larger of the old and the
+/// new parent, and each delete of a replaced chunk (after the commit, by
+/// BatchWriteItem in every mode) by that chunk's size: its key, digest,
+/// data and, with `ttl`, the TTL attribute it carries. Writes to secondary
+/// indexes are not counted. A stored manifest beyond `target`'s limits
+/// costs no cleanup: the write leaves those chunks to `gc`.
+pub fn replace_write_units(
+    stored: Option<&Item>,
+    new_parent: usize,
+    target: &Target<'_>,
+    ttl: Option<&str>,
+    transactional: bool,
+) -> Result<u64, PlanError> {
+    let Some(stored) = stored else {
+        return Ok(0);
+    };
+    let old_parent = item_size(stored);
+    let parent = write_units(old_parent.max(new_parent), transactional)
+        - write_units(new_parent, transactional);
+    let manifest = match target.read_manifest(stored) {
+        Ok(Some(manifest)) if manifest.chunk_count > 0 => manifest,
+        Ok(_) | Err(PlanError::OverLimit { .. } | PlanError::TooManyChunks { .. }) => {
+            return Ok(parent);
+        }
+        Err(e) => return Err(e),
+    };
+    // Chunk keys have fixed-width sequence numbers: one size for all.
+    let mut empty = chunk_key(target.key, target.layout, stored, manifest.version, 0)?;
+    empty.insert(CHUNK_DIGEST_ATTRIBUTE.into(), AttributeValue::B(vec![0; 8]));
+    empty.insert(CHUNK_DATA_ATTRIBUTE.into(), AttributeValue::B(Vec::new()));
+    if let Some(name) = ttl
+        && let Some(value @ AttributeValue::N(_)) = stored.get(name)
+    {
+        empty.insert(name.into(), value.clone());
+    }
+    let overhead = item_size(&empty) as u64;
+    let cleanup: u64 = (0..manifest.chunk_count)
+        .map(|seq| write_units((overhead + manifest.chunk_len(seq)) as usize, false))
+        .sum();
+    Ok(parent + cleanup)
 }
 
 #[cfg(test)]

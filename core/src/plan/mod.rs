@@ -10,7 +10,7 @@ mod overwrite;
 mod read;
 mod write;
 
-pub use cost::{WriteCosts, write_costs};
+pub use cost::{WriteCosts, replace_write_units, write_costs};
 pub use delete::{DeletePlan, plan_delete};
 pub use error::PlanError;
 pub use ops::*;

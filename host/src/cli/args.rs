@@ -61,7 +61,8 @@ pub enum Command {
     Ls(TableArgs),
     /// Show how an item is stored: parent, chunks, codec, sizes, capacity.
     Inspect(KeyArgs),
-    /// Plan a write without writing: size, codec, chunks, mode, capacity.
+    /// Plan a write without writing: size, codec, chunks, mode, capacity (an overwrite of
+    /// the stored item priced with its cleanup).
     Estimate(PutArgs),
     /// Delete chunks no item refers to.
     Gc(GcArgs),

@@ -213,8 +213,21 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
         &item,
         &options.split_options(&table.core(), fresh_version()),
     )?;
-    let plan = plan_write(&split, &table.target(), &Expect::Absent, options.mode)?;
+    // Priced as what it would be: an overwrite of what is stored now.
+    let stored = dynaslice_host::inspect(client, &table, &key)
+        .await?
+        .map(|found| found.parent);
+    let target = table.target().keys_only();
+    let expect = Expect::from_stored_at(stored.as_ref(), &target)?;
+    let plan = plan_write(&split, &table.target(), &expect, options.mode)?;
     let mode = plan.steps.kind().name();
+    let replace = dynaslice_core::plan::replace_write_units(
+        stored.as_ref(),
+        item_size(&split.parent),
+        &target,
+        table.ttl.as_deref(),
+        plan.steps.kind() == dynaslice_core::plan::WriteKind::Atomic,
+    )?;
     let read = dynaslice_core::plan::plan_read(&split.parent, &table.target(), true)?;
     let read_units = read.whole_read_units();
     let item_bytes = item_size(&item);
@@ -232,6 +245,9 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
             "chunks": split.chunks.len(),
             "manifest": split.manifest.as_ref().map(manifest_to_json),
             "writeUnits": plan.write_units(),
+            "replaces": stored.is_some(),
+            "replaceWriteUnits": replace,
+            "totalWriteUnits": plan.write_units() + replace,
             "costs": costs,
             "readUnits": read_units,
         }));
@@ -245,6 +261,13 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
             "write: {mode} mode, {} WCU; read back: {read_units} RCU (strongly consistent)",
             plan.write_units()
         );
+        if stored.is_some() {
+            println!(
+                "replaces the stored item: +{replace} WCU (its larger parent, its chunks' \
+                 deletes), {} WCU in all",
+                plan.write_units() + replace
+            );
+        }
         if !split.chunks.is_empty() {
             let each: Vec<String> = costs
                 .iter()
