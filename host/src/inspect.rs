@@ -169,6 +169,18 @@ fn stored_items(table: &TableConfig, items: Vec<Item>) -> impl Iterator<Item = S
         })
 }
 
+/// The parent stored under `key` as it is (strongly consistent), its
+/// manifest unread; `None` when there is none.
+pub async fn stored_parent(
+    client: &Client,
+    table: &TableConfig,
+    key: &Item,
+) -> Result<Option<Item>, HostError> {
+    let key = check_key(table, key)?;
+    let get = parent_get(&table.target(), &key);
+    get_item(client, get, RetryPolicy::default()).await
+}
+
 /// The parent, manifest and chunk layout of the item with `key`, without
 /// reading its chunks; `None` when there is no such item. Any size is
 /// inspected (the payload is never read); a manifest claiming more than
@@ -181,8 +193,7 @@ pub async fn inspect(
 ) -> Result<Option<Inspection>, HostError> {
     let key = check_key(table, key)?;
     let target = table.target().keys_only();
-    let Some(parent) = get_item(client, parent_get(&target, &key), RetryPolicy::default()).await?
-    else {
+    let Some(parent) = stored_parent(client, table, &key).await? else {
         return Ok(None);
     };
     let plan = plan_read(&parent, &target, true)?;

@@ -70,7 +70,9 @@ pub use error::HostError;
 pub use gc::{GcOptions, GcReport, gc};
 pub use get::{Fetched, GetOptions, check_key, get};
 pub use get_file::{FileOutcome, get_file};
-pub use inspect::{ChunkInfo, Inspection, ListPage, StoredItem, inspect, list, list_page};
+pub use inspect::{
+    ChunkInfo, Inspection, ListPage, StoredItem, inspect, list, list_page, stored_parent,
+};
 pub use json::OutcomeJson;
 pub use out_file::replace_file;
 pub use preview::{Preview, preview};

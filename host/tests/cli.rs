@@ -563,12 +563,18 @@ fn get_out_writes_through_links_fifos_and_devices() {
     let stdout = Path::new("/dev/stdout");
     let was = std::fs::symlink_metadata(stdout).unwrap().file_type();
     let captured = dir.join("captured.bin");
-    let get_args = |out: &'static str| {
-        [
-            "--data", data, "get", "-t", "docs", "-k", "pk=blob", "-o", out,
-        ]
-    };
-    let mut command = command(&get_args("/dev/stdout"));
+    let to_stdout = [
+        "--data",
+        data,
+        "get",
+        "-t",
+        "docs",
+        "-k",
+        "pk=blob",
+        "-o",
+        "/dev/stdout",
+    ];
+    let mut command = command(&to_stdout);
     command.stdout(std::fs::File::create(&captured).unwrap());
     let run = command.output().unwrap();
     assert!(run.status.success());

@@ -213,10 +213,9 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
         &item,
         &options.split_options(&table.core(), fresh_version()),
     )?;
-    // Priced as what it would be: an overwrite of what is stored now.
-    let stored = dynaslice_host::inspect(client, &table, &key)
-        .await?
-        .map(|found| found.parent);
+    // Priced as what it would be: an overwrite of what is stored now (a
+    // manifest beyond the chunk-key bound costs no cleanup, as in `put`).
+    let stored = dynaslice_host::stored_parent(client, &table, &key).await?;
     let target = table.target().keys_only();
     let expect = Expect::from_stored_at(stored.as_ref(), &target)?;
     let plan = plan_write(&split, &table.target(), &expect, options.mode)?;
