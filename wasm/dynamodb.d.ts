@@ -160,6 +160,35 @@ export interface GetStreamProgress {
 
 export interface DeleteOptions extends TableOptions, InputOptions, DriverOptions {}
 
+/** What {@link updateItem} changes: UpdateItem's `SET` and `REMOVE` of top-level attributes. */
+export interface Changes {
+  /** Attributes added or replaced (DynamoDB JSON, or plain values with `format: 'plain'`). */
+  set?: DynamoItemInput | PlainItem;
+  /** Names of attributes removed. */
+  remove?: string[];
+}
+
+export interface UpdateOptions extends Omit<PutOptions, 'expect'> {
+  /** Plan and price the update; change nothing. */
+  dryRun?: boolean;
+}
+
+/** The result of {@link updateItem}. */
+export interface UpdateResult {
+  /** `'parent'`: one UpdateItem of the parent, no chunk touched. `'rewrite'`: the item written again as a new version. */
+  path: 'parent' | 'rewrite';
+  /** Why a rewrite was needed (the attribute is in the payload, the TTL is on every chunk, the parent would be too large). */
+  reason?: string;
+  /** False for a dry run. */
+  applied: boolean;
+  /** Write units planned: exact for a parent update, an estimate from the stored sizes for a rewrite. */
+  writeUnits: number;
+  /** The rewrite's write. */
+  put?: PutResult;
+  /** Capacity units consumed, every request counted. */
+  consumed: ConsumedCapacity;
+}
+
 /** The result of {@link deleteItem}. */
 export interface DeleteResult {
   deleted: boolean;
@@ -231,6 +260,13 @@ export function getItem(client: DynamoDBClientLike, key: DynamoItemInput | Plain
  * chunk is read. Cancelling the stream stops its requests.
  */
 export function getStream(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: GetStreamOptions): Promise<ReadableStream<Uint8Array>>;
+
+/**
+ * Sets and removes attributes of the item with `key`, as UpdateItem does: one conditional
+ * UpdateItem when they live on the parent, a rewrite as a new version when they are in its
+ * payload. A concurrent overwrite makes it reject with CONFLICT.
+ */
+export function updateItem(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, changes: Changes, options: UpdateOptions): Promise<UpdateResult>;
 
 /** Deletes the item with `key`, then its chunks. */
 export function deleteItem(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: DeleteOptions): Promise<DeleteResult>;

@@ -172,6 +172,8 @@ catalogue! {
     AttributeReserved = "ATTRIBUTE_RESERVED", Input;
     /// An attribute the request names holds no binary or string data.
     AttributeNotBlob = "ATTRIBUTE_NOT_BLOB", Input;
+    /// An update asks for what no update can do: change a key attribute or a reserved name, set and remove one attribute, or change nothing.
+    UpdateInvalid = "UPDATE_INVALID", Input;
     // Input: keys and tables.
     /// A key attribute of the table is missing.
     KeyMissing = "KEY_MISSING", Input;

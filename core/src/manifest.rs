@@ -36,6 +36,9 @@ pub fn reserved_attribute<'n>(mut names: impl Iterator<Item = &'n str>) -> Optio
     names.find_map(|name| RESERVED_ATTRIBUTES.iter().copied().find(|r| *r == name))
 }
 
+/// The manifest field an in-place update sets ([`Manifest::updated`]).
+pub const UPDATED_FIELD: &str = "u";
+
 /// The manifest format version this crate writes and reads.
 pub const MANIFEST_VERSION: u8 = 1;
 
@@ -63,6 +66,11 @@ pub struct Manifest {
     pub spilled: Vec<String>,
     /// The frame itself when small enough to live on the parent.
     pub inline: Option<Vec<u8>>,
+    /// The id of the last update that changed this version's parent
+    /// attributes in place (`None` until one does): a commit conditional
+    /// on the parent pins it too, so an update is never silently undone by
+    /// a write that read the parent before it.
+    pub updated: Option<VersionId>,
 }
 
 /// Why a parent's manifest could not be read.
@@ -155,6 +163,9 @@ impl Manifest {
         if let Some(frame) = &self.inline {
             put("p", AttributeValue::B(frame.clone()));
         }
+        if let Some(updated) = self.updated {
+            put(UPDATED_FIELD, AttributeValue::S(updated.to_text()));
+        }
         AttributeValue::M(map)
     }
 
@@ -207,6 +218,11 @@ impl Manifest {
             Some(AttributeValue::B(frame)) => Some(frame.clone()),
             Some(_) => return Err(invalid("p")),
         };
+        let updated = match map.get(UPDATED_FIELD) {
+            None => None,
+            Some(AttributeValue::S(id)) => Some(VersionId::parse(id).map_err(|_| invalid("u"))?),
+            Some(_) => return Err(invalid("u")),
+        };
         let chunk_count = u32::try_from(int("n")?).map_err(|_| invalid("n"))?;
         let chunk_bytes = u32::try_from(int("k")?).map_err(|_| invalid("k"))?;
         let stored_len = int("s")?;
@@ -252,6 +268,7 @@ impl Manifest {
             digest,
             spilled,
             inline,
+            updated,
         })
     }
 

@@ -328,6 +328,7 @@ fn a_payload_cannot_smuggle_in_a_manifest_attribute() {
         digest: dynaslice_core::digest::digest(&raw),
         spilled: vec!["_ds".into()],
         inline: Some(frame),
+        updated: None,
     };
     let mut parent = Item::new();
     parent.insert("pk".into(), AttributeValue::S("doc".into()));

@@ -207,10 +207,12 @@ fn preconditions_admit_only_what_they_name() {
     let version = Expect::Version {
         version: v,
         chunk_count: 3,
+        updated: None,
     };
     let other = Expect::Version {
         version: VersionId::new(5, 6),
         chunk_count: 3,
+        updated: None,
     };
     assert!(Precondition::Absent.holds(&Expect::Absent));
     assert!(!Precondition::Absent.holds(&version));

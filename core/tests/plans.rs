@@ -124,7 +124,7 @@ proptest! {
         let layout = if collection { Layout::ItemCollection } else { Layout::default() };
         let (split, options) = split(len, chunk_item_bytes, layout, 1);
         let target = target(&options);
-        let previous = Expect::Version { version: VersionId::new(1_763_600_000_000, 99), chunk_count: 7 };
+        let previous = Expect::Version { version: VersionId::new(1_763_600_000_000, 99), chunk_count: 7, updated: None };
         let n = split.chunks.len();
         let bytes: usize = split.chunks.iter().map(item_size).sum::<usize>() + item_size(&split.parent);
         let fits = n < MAX_TRANSACT_ACTIONS && bytes <= MAX_TRANSACT_BYTES;
@@ -161,7 +161,7 @@ proptest! {
                 prop_assert_eq!(request_keys(abort, &target).into_iter().collect::<BTreeSet<_>>(), expected_keys.clone());
                 prop_assert_eq!(&commit.item, &split.parent);
                 let condition = commit.condition.as_ref().unwrap();
-                prop_assert_eq!(condition.expression.as_str(), "#m.#v = :v");
+                prop_assert_eq!(condition.expression.as_str(), "#m.#v = :v AND attribute_not_exists(#m.#u)");
                 let units: u64 = split.chunks.iter().map(|c| wcu(item_size(c))).sum::<u64>() + wcu(item_size(&split.parent));
                 prop_assert_eq!(plan.write_units(), units);
             }
@@ -211,7 +211,7 @@ proptest! {
         let delete = plan::plan_delete(&split.parent, &target).unwrap();
         prop_assert_eq!(delete.parent.table.as_str(), "docs");
         prop_assert_eq!(delete.parent.key.len(), 2);
-        prop_assert_eq!(delete.parent.condition.as_ref().unwrap().expression.as_str(), "#m.#v = :v");
+        prop_assert_eq!(delete.parent.condition.as_ref().unwrap().expression.as_str(), "#m.#v = :v AND attribute_not_exists(#m.#u)");
         check_batches(&delete.chunks)?;
         let deleted = request_keys(&delete.chunks, &target);
         prop_assert_eq!(deleted.len(), split.chunks.len());
@@ -246,6 +246,7 @@ fn conditions_name_the_expected_state() {
     let versioned = Expect::Version {
         version,
         chunk_count: 1,
+        updated: None,
     }
     .condition(&schema)
     .unwrap();
@@ -261,7 +262,8 @@ fn conditions_name_the_expected_state() {
         stored,
         Expect::Version {
             version: options.version,
-            chunk_count: split.chunks.len() as u32
+            chunk_count: split.chunks.len() as u32,
+            updated: None,
         }
     );
     let plain_item: Item = options.key.key_of(&split.parent);
@@ -385,6 +387,7 @@ fn plans_refuse_a_stored_item_of_another_layout_or_a_reused_version() {
     let same = Expect::Version {
         version: options.version,
         chunk_count: split.chunks.len() as u32,
+        updated: None,
     };
     let err = plan::plan_write(&split, &target(&options), &same, WriteMode::Auto).unwrap_err();
     assert_eq!(err.code(), "VERSION_REUSED");

@@ -198,6 +198,7 @@ fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
     let replaced = Expect::Version {
         version: VersionId::new(1, 1),
         chunk_count: 2,
+        updated: None,
     };
     let plan = plan_streamed_commit(&split, &target, &replaced).unwrap();
     let dynaslice_core::plan::WriteSteps::Batch {
@@ -211,7 +212,10 @@ fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
     };
     assert!(to_write.is_empty(), "the chunks were written as they came");
     assert_eq!(commit.item, split.parent);
-    assert_eq!(commit.condition.as_ref().unwrap().expression, "#m.#v = :v");
+    assert_eq!(
+        commit.condition.as_ref().unwrap().expression,
+        "#m.#v = :v AND attribute_not_exists(#m.#u)"
+    );
     let keys_of = |batches: &[dynaslice_core::plan::BatchWrite]| -> Vec<AttributeValue> {
         batches
             .iter()
@@ -233,6 +237,7 @@ fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
     let reused = Expect::Version {
         version: options.version,
         chunk_count: 1,
+        updated: None,
     };
     assert_eq!(
         plan_streamed_commit(&split, &target, &reused)

@@ -227,6 +227,25 @@ impl OutcomeJson for PutOutcome {
     }
 }
 
+impl OutcomeJson for crate::UpdateOutcome {
+    fn to_json(&self, key: &Item) -> Value {
+        let reason = match &self.plan.steps {
+            crate::UpdateSteps::Parent(_) => None,
+            crate::UpdateSteps::Rewrite(why) => Some(why.to_string()),
+        };
+        json!({
+            "key": item_to_json(key),
+            "path": self.plan.path(),
+            "reason": reason,
+            "applied": self.applied,
+            "writeUnits": self.plan.write_units,
+            "put": self.put.as_ref().map(|p| p.to_json(key)),
+            "consumedWriteUnits": self.consumed.write,
+            "consumedReadUnits": self.consumed.read,
+        })
+    }
+}
+
 impl OutcomeJson for DeleteOutcome {
     fn to_json(&self, key: &Item) -> Value {
         json!({

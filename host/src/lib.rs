@@ -57,6 +57,7 @@ mod sdk_value;
 #[cfg(feature = "serve")]
 pub mod serve;
 mod table;
+mod update;
 
 pub use client::{aws_client, local_client};
 pub use delete::{DeleteOutcome, delete};
@@ -82,3 +83,4 @@ pub use sdk_value::{SdkItem, from_sdk, item_from_sdk, item_to_sdk, to_sdk};
 pub use table::{
     CHUNK_KEY_NAME, LayoutKind, TableConfig, chunk_table_name, create_tables, describe_key,
 };
+pub use update::{Changes, Rewrite, UpdateOptions, UpdateOutcome, UpdatePlan, UpdateSteps, update};

@@ -396,6 +396,117 @@ fn put_overwrites_by_default_and_locks_with_if_flags() {
 }
 
 #[test]
+fn update_sets_and_removes_attributes_and_says_which_way_it_went() {
+    let endpoint = common::endpoint();
+    let dir = tempdir("update");
+    let table = common::table_name("cliupdate");
+    let at = |rest: &[&str]| with_endpoint(endpoint, rest);
+    let run = |rest: &[&str]| ok(&strs(&at(rest)));
+    let fail = |rest: &[&str], code: &str| fails(&strs(&at(rest)), code);
+    run(&[
+        "tables",
+        "create",
+        "--table",
+        &table,
+        "--partition-key",
+        "id",
+    ]);
+    let file = dir.join("doc.bin");
+    std::fs::write(&file, common::noise(21, 1_200_000)).unwrap();
+    run(&[
+        "put",
+        "-t",
+        &table,
+        "-k",
+        "id=d",
+        "--file",
+        file.to_str().unwrap(),
+    ]);
+
+    // Dry run: the plan and its price, nothing changed.
+    let set = r#"{"status": {"S": "done"}, "n": {"N": "3"}}"#;
+    let dry = json(&run(&[
+        "update",
+        "-t",
+        &table,
+        "-k",
+        "id=d",
+        "--set",
+        set,
+        "--dry-run",
+        "--output",
+        "json",
+    ]));
+    assert_eq!(
+        (dry["path"].as_str(), dry["applied"].as_bool()),
+        (Some("parent"), Some(false)),
+        "{dry}"
+    );
+    let item = json(&run(&["get", "-t", &table, "-k", "id=d"]));
+    assert!(
+        item.get("data").is_some() && item.get("status").is_none(),
+        "a dry run changes nothing"
+    );
+
+    let done = json(&run(&[
+        "update", "-t", &table, "-k", "id=d", "--set", set, "--output", "json",
+    ]));
+    assert_eq!(
+        (done["path"].as_str(), done["applied"].as_bool()),
+        (Some("parent"), Some(true)),
+        "{done}"
+    );
+    assert_eq!(
+        done["consumedWriteUnits"].as_f64(),
+        done["writeUnits"].as_f64(),
+        "{done}"
+    );
+    let text = run(&["update", "-t", &table, "-k", "id=d", "--remove", "n"]).stdout;
+    assert!(text.contains("one UpdateItem of the parent"), "{text}");
+    let item = json(&run(&["get", "-t", &table, "-k", "id=d"]));
+    assert_eq!(item["status"], serde_json::json!({"S": "done"}));
+    assert!(item.get("n").is_none(), "removed");
+
+    // The file is in the payload: a rewrite.
+    let rewrite = json(&run(&[
+        "update",
+        "-t",
+        &table,
+        "-k",
+        "id=d",
+        "--set",
+        r#"{"data": {"B": "AAEC"}}"#,
+        "--output",
+        "json",
+    ]));
+    assert_eq!(rewrite["path"], "rewrite", "{rewrite}");
+    assert_eq!(rewrite["reason"], "data is in the payload", "{rewrite}");
+
+    fail(
+        &[
+            "update",
+            "-t",
+            &table,
+            "-k",
+            "id=d",
+            "--set",
+            r#"{"id": {"S": "e"}}"#,
+        ],
+        "UPDATE_INVALID",
+    );
+    fail(
+        &["update", "-t", &table, "-k", "id=d", "--set", "not json"],
+        "INPUT_INVALID",
+    );
+    let usage = dynaslice(&strs(&at(&["update", "-t", &table, "-k", "id=d"])));
+    assert!(
+        usage.code != 0 && usage.stderr.contains("--set"),
+        "{}",
+        usage.stderr
+    );
+}
+
+#[test]
 fn the_embedded_store_persists_between_runs() {
     let dir = tempdir("embedded");
     let data = dir.join("store").join("local.db");

@@ -48,6 +48,7 @@ fn claimed(key: Item, chunk_count: u32, chunk_bytes: u32, raw_len: u64) -> Item 
         digest: 0,
         spilled: vec!["body".into()],
         inline: None,
+        updated: None,
     };
     let mut parent = key;
     parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());

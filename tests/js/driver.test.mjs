@@ -17,7 +17,7 @@ import { runInNewContext } from 'node:vm';
 import { CreateTableCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, ScanCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { split } from 'dynaslice';
-import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream } from 'dynaslice/dynamodb';
+import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream, updateItem } from 'dynaslice/dynamodb';
 import { startDynamoDBLocal } from './support/dynamodb-local.mjs';
 import { orderHistory } from './support/documents.mjs';
 
@@ -705,6 +705,52 @@ describe('indexes and TTL', () => {
     await putItem(denied, doc('explicit', 1_000_000, now() + 60), explicit);
     assert.equal(described, 1);
     assert.equal((await byTitle('explicit')).length, 1);
+  });
+
+  test('updateItem: an index key on the parent is one UpdateItem, a spilled attribute a rewrite, a lost race CONFLICT', async () => {
+    const key = { pk: { S: 'doc#upd' } };
+    const original = doc('upd', 2_000_000, now() + 86_400);
+    await putItem(client, original, INDEXED);
+    const chunks = (await chunksOfDoc('upd')).map((c) => c.pk.S).sort();
+
+    const dry = await updateItem(client, key, { set: { rank: { N: '8' } } }, { ...INDEXED, dryRun: true });
+    assert.deepEqual([dry.path, dry.applied], ['parent', false]);
+    assert.equal((await byTitle('upd'))[0].rank.N, '7', 'a dry run changes nothing');
+
+    await updateItem(client, key, { set: { reviewer: { S: 'ann' } } }, INDEXED);
+    const ranked = await updateItem(client, key, { set: { rank: { N: '8' } }, remove: ['reviewer'] }, INDEXED);
+    assert.deepEqual([ranked.path, ranked.applied, ranked.put], ['parent', true, undefined]);
+    // The parent (about 4 KB), not the 2 MB item; DynamoDB also bills the index's writes (its
+    // old entry deleted, the new one put), which the plan does not count.
+    assert.ok(ranked.writeUnits <= 5, `${ranked.writeUnits} write units planned`);
+    assert.ok(ranked.consumed.writeUnits >= ranked.writeUnits && ranked.consumed.writeUnits < 20, `${ranked.consumed.writeUnits} write units`);
+    assert.deepEqual((await chunksOfDoc('upd')).map((c) => c.pk.S).sort(), chunks, 'no chunk touched');
+    assert.equal((await byTitle('upd'))[0].rank.N, '8', 'the index sees the new rank');
+    const expected = { ...original, rank: { N: '8' } };
+    assert.deepEqual((await getItem(client, key, INDEXED)).item, expected);
+
+    // The body lives in the payload: the item is written again, whole.
+    const body = { B: new Uint8Array(randomBytes(1_500_000)) };
+    const rewritten = await updateItem(client, key, { set: { body } }, INDEXED);
+    assert.equal(rewritten.path, 'rewrite');
+    assert.match(rewritten.reason, /body is in the payload/);
+    assert.notEqual(rewritten.put.version, undefined);
+    assert.deepEqual((await getItem(client, key, INDEXED)).item, { ...expected, body });
+    assert.ok((await chunksOfDoc('upd')).every((c) => !chunks.includes(c.pk.S)), 'the old chunks are gone');
+
+    // A writer that commits between the update's read and its write wins.
+    const racing = {
+      async send(command, options) {
+        if (command.constructor.name === 'UpdateItemCommand') await putItem(client, { ...original, status: { S: 'other' } }, INDEXED);
+        return client.send(command, options);
+      },
+    };
+    await assert.rejects(updateItem(racing, key, { set: { rank: { N: '9' } } }, INDEXED), { code: 'CONFLICT' });
+    assert.deepEqual((await getItem(client, key, INDEXED)).item, { ...original, status: { S: 'other' } });
+
+    await assert.rejects(updateItem(client, key, { set: { pk: { S: 'x' } } }, INDEXED), { code: 'UPDATE_INVALID' });
+    await assert.rejects(updateItem(client, key, { remove: 'rank' }, INDEXED), { code: 'INPUT_INVALID' });
+    await assert.rejects(updateItem(client, key, { set: { rank: { S: 'eight' } } }, INDEXED), { code: 'KEY_WRONG_TYPE' });
   });
 });
 

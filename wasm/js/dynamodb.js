@@ -243,6 +243,33 @@ function keyText(key, options) {
 }
 
 /**
+ * Sets and removes top-level attributes of the item with `key`, as
+ * UpdateItem does (an absent item is created): `changes` is `{ set, remove
+ * }`, `set` the attributes to add or replace (as putItem takes items),
+ * `remove` their names. Attributes on the parent change with one
+ * UpdateItem conditional on the stored version, no chunk touched; a change
+ * to the payload, to the TTL of an item with chunks, or one that no longer
+ * fits the parent rewrites the item as a new version. A concurrent
+ * overwrite makes this throw CONFLICT and leaves the other writer's item
+ * whole. With `dryRun`, only the plan and its cost are returned.
+ */
+export async function updateItem(client, key, changes, options) {
+  const signal = checked(client, options);
+  if (changes === null || typeof changes !== 'object') throw dynasliceError('INPUT_INVALID', 'changes must be an object like { set: { status: { S: "done" } }, remove: ["draft"] }');
+  const { set = {}, remove = [] } = changes;
+  if (set === null || typeof set !== 'object' || Array.isArray(set)) throw dynasliceError('INPUT_INVALID', 'changes.set must be an object of attributes');
+  if (!Array.isArray(remove) || !remove.every((name) => typeof name === 'string')) {
+    throw dynasliceError('INPUT_INVALID', 'changes.remove must be an array of attribute names');
+  }
+  const progress = reporter(options, (p) => ({ bytesWritten: p.bytesDone, totalBytes: p.bytesTotal, chunksWritten: p.chunksDone, chunks: p.chunksTotal }));
+  await init();
+  const tableOptions = await withTableKeys(client, options);
+  const machine = boundApi().machines.update(keyOf(key, options), set, remove, tableOptions);
+  const { path, reason, applied, writeUnits, put, consumed } = await finish(machine, client, signal, progress);
+  return { path, reason, applied, writeUnits, put: put && putResult(put), consumed };
+}
+
+/**
  * Deletes the item with `key` and its chunks: the parent first (on the
  * condition that it is still the version read), then the chunks.
  */

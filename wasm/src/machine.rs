@@ -7,7 +7,7 @@
 use dynaslice_core::Code;
 use dynaslice_core::protocol::{
     DeleteMachine, Env, GcMachine, Machine as _, Operation, ProtocolError, PutMachine, PutSource,
-    ReadMachine, RequestId, Sink, Step,
+    ReadMachine, RequestId, Sink, Step, UpdateMachine, UpdateOptions,
 };
 use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -21,9 +21,10 @@ enum Inner {
     Read(Box<ReadMachine>),
     Delete(Box<DeleteMachine>),
     Gc(Box<GcMachine>, bool),
+    Update(Box<UpdateMachine>),
 }
 
-/// A protocol machine: a write, a read, a delete or a gc.
+/// A protocol machine: a write, a read, an update, a delete or a gc.
 #[wasm_bindgen]
 pub struct Machine {
     inner: Inner,
@@ -134,6 +135,30 @@ impl Machine {
         Ok(machine(Inner::Delete(Box::new(inner))))
     }
 
+    /// An update of the item with `key` (a value stream): the attributes
+    /// of `set` (a value stream) set, those named in `remove` removed;
+    /// `options` as `putItem` takes them, with `dryRun`.
+    pub fn update(
+        key: &[u8],
+        set: &[u8],
+        remove: Vec<String>,
+        options: JsValue,
+    ) -> JsResult<Machine> {
+        let table = TableOptions::from_js(&options)?;
+        let update = UpdateOptions {
+            put: convert::put_options(&table, &options)?,
+            get: convert::get_options(&table, &options)?,
+            dry_run: convert::flag(&options, "dryRun", false)?,
+        };
+        let changes = dynaslice_core::plan::Changes {
+            set: stream::item(set)?,
+            remove,
+        };
+        let key = stream::item(key)?;
+        let inner = UpdateMachine::new(&key, changes, table.core(), update, env()?);
+        Ok(machine(Inner::Update(Box::new(inner))))
+    }
+
     /// A collection of the table's unreferenced chunks.
     pub fn gc(options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
@@ -192,6 +217,7 @@ impl Machine {
                 )
             }
             Inner::Delete(m) => step!(m, |o| protocol::delete_outcome(&o), "maxBytes"),
+            Inner::Update(m) => step!(m, |o| protocol::update_outcome(&o), "maxRawBytes"),
             Inner::Gc(m, dry_run) => {
                 let dry_run = *dry_run;
                 step!(m, |o| protocol::gc_report(&o, dry_run), "maxBytes")
@@ -213,6 +239,7 @@ impl Machine {
             Inner::Put(m) => m.handle(id, response),
             Inner::Read(m) => m.handle(id, response),
             Inner::Delete(m) => m.handle(id, response),
+            Inner::Update(m) => m.handle(id, response),
             Inner::Gc(m, _) => m.handle(id, response),
         }
         Ok(())
@@ -226,6 +253,7 @@ impl Machine {
             Inner::Put(m) => m.wake(local_ms),
             Inner::Read(m) => m.wake(local_ms),
             Inner::Delete(m) => m.wake(local_ms),
+            Inner::Update(m) => m.wake(local_ms),
             Inner::Gc(m, _) => m.wake(local_ms),
         }
     }
@@ -236,6 +264,7 @@ impl Machine {
             Inner::Put(m) => m.work(),
             Inner::Read(m) => m.work(),
             Inner::Delete(m) => m.work(),
+            Inner::Update(m) => m.work(),
             Inner::Gc(m, _) => m.work(),
         }
     }
@@ -278,6 +307,7 @@ impl Machine {
             Inner::Put(m) => m.cancel(),
             Inner::Read(m) => m.cancel(),
             Inner::Delete(m) => m.cancel(),
+            Inner::Update(m) => m.cancel(),
             Inner::Gc(m, _) => m.cancel(),
         }
     }
@@ -288,6 +318,7 @@ impl Machine {
             Inner::Put(m) => m.progress(),
             Inner::Read(m) => m.progress(),
             Inner::Delete(m) => m.progress(),
+            Inner::Update(m) => m.progress(),
             Inner::Gc(m, _) => m.progress(),
         };
         protocol::progress(progress)

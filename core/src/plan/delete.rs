@@ -25,10 +25,7 @@ pub fn plan_delete(stored: &Item, target: &Target<'_>) -> Result<DeletePlan, Pla
     // a key is built for any chunk it claims.
     let (expect, chunks) = match target.read_manifest(stored)? {
         Some(m) => (
-            Expect::Version {
-                version: m.version,
-                chunk_count: m.chunk_count,
-            },
+            Expect::of(&m),
             chunk_deletes(target, stored, m.version, m.chunk_count)?,
         ),
         None => (Expect::Plain, Vec::new()),

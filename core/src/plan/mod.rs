@@ -8,6 +8,7 @@ mod error;
 mod ops;
 mod overwrite;
 mod read;
+mod update;
 mod write;
 
 pub use cost::{WriteCosts, replace_write_units, write_costs};
@@ -16,6 +17,9 @@ pub use error::PlanError;
 pub use ops::*;
 pub use overwrite::{Commit, Precondition, Replaced, plan_replaced};
 pub use read::{ReadPlan, parent_get, plan_read};
+pub use update::{
+    Changes, ChangesError, MAX_EXPRESSION_BYTES, Rewrite, UpdatePlan, UpdateSteps, plan_update,
+};
 pub use write::{
     Expect, WriteKind, WriteMode, WritePlan, WriteSteps, interleave_chunk_writes,
     plan_streamed_commit, plan_streamed_commit_as, plan_write, plan_write_as,

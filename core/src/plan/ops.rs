@@ -60,6 +60,25 @@ pub struct Delete {
     pub condition: Option<Condition>,
 }
 
+/// An UpdateItem: one expression of `SET` and `REMOVE` actions on
+/// top-level attributes, with its condition. The placeholders of both
+/// expressions share `names` and `values`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Update {
+    /// Table name.
+    pub table: String,
+    /// The item's key attributes.
+    pub key: Item,
+    /// The `UpdateExpression`.
+    pub expression: String,
+    /// The `ConditionExpression`, if any.
+    pub condition: Option<String>,
+    /// `ExpressionAttributeNames` of both expressions.
+    pub names: BTreeMap<String, String>,
+    /// `ExpressionAttributeValues` of both expressions.
+    pub values: BTreeMap<String, AttributeValue>,
+}
+
 /// A GetItem.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Get {

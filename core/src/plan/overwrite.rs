@@ -45,6 +45,11 @@ pub enum Precondition {
     Absent,
     /// The stored item is a virtual item of this version.
     Version(VersionId),
+    /// The stored item is exactly as an earlier read found it: absent, a
+    /// plain item, or a virtual item of this version and last in-place
+    /// update. An update that rewrites its item commits on it, so no
+    /// change made since its read is lost.
+    Stored(Expect),
 }
 
 impl Precondition {
@@ -54,6 +59,17 @@ impl Precondition {
         match (self, expect) {
             (Self::Absent, Expect::Absent) => true,
             (Self::Version(wanted), Expect::Version { version, .. }) => wanted == version,
+            (
+                Self::Stored(Expect::Version {
+                    version: wanted,
+                    updated: wanted_update,
+                    ..
+                }),
+                Expect::Version {
+                    version, updated, ..
+                },
+            ) => wanted == version && wanted_update == updated,
+            (Self::Stored(wanted), stored) => wanted == stored,
             _ => false,
         }
     }
@@ -90,6 +106,7 @@ pub fn plan_replaced(old: Option<&Item>, new: &Item, target: &Target<'_>) -> Rep
     let Expect::Version {
         version,
         chunk_count,
+        ..
     } = expect
     else {
         return Replaced {

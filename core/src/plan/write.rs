@@ -9,14 +9,14 @@ use super::{PlanError, Target};
 use crate::capacity::write_units;
 use crate::key::KeySchema;
 use crate::layout::chunk_key;
-use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest};
+use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, UPDATED_FIELD};
 use crate::size::item_size;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
 use crate::write::split::SplitItem;
 
 /// What the write expects to replace; the commit is conditional on it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Expect {
     /// No item with this key exists.
     Absent,
@@ -28,6 +28,8 @@ pub enum Expect {
         version: VersionId,
         /// Its chunk count.
         chunk_count: u32,
+        /// Its last in-place update ([`Manifest::updated`]).
+        updated: Option<VersionId>,
     },
     /// The stored item is a plain, unsplit item.
     Plain,
@@ -71,7 +73,17 @@ impl Expect {
         Ok(Self::Version {
             version: manifest.version,
             chunk_count,
+            updated: manifest.updated,
         })
+    }
+
+    /// What to expect of a stored parent with `manifest`.
+    pub fn of(manifest: &Manifest) -> Self {
+        Self::Version {
+            version: manifest.version,
+            chunk_count: manifest.chunk_count,
+            updated: manifest.updated,
+        }
     }
 
     /// True when the condition names one stored parent only: a version id
@@ -105,13 +117,25 @@ impl Expect {
                 name("#m", MANIFEST_ATTRIBUTE);
                 "attribute_exists(#k) AND attribute_not_exists(#m)"
             }
-            Self::Version { version, .. } => {
+            Self::Version {
+                version, updated, ..
+            } => {
                 name("#m", MANIFEST_ATTRIBUTE);
                 name("#v", "v");
-                condition
-                    .values
-                    .insert(":v".to_string(), AttributeValue::S(version.to_text()));
-                "#m.#v = :v"
+                name("#u", UPDATED_FIELD);
+                let mut value = |placeholder: &str, id: &VersionId| {
+                    condition
+                        .values
+                        .insert(placeholder.to_string(), AttributeValue::S(id.to_text()));
+                };
+                value(":v", version);
+                match updated {
+                    Some(updated) => {
+                        value(":u", updated);
+                        "#m.#v = :v AND #m.#u = :u"
+                    }
+                    None => "#m.#v = :v AND attribute_not_exists(#m.#u)",
+                }
             }
         };
         condition.expression = expression.to_string();
@@ -366,6 +390,7 @@ fn replaced_chunks(
     let Expect::Version {
         version,
         chunk_count,
+        ..
     } = expect
     else {
         return Ok(Vec::new());

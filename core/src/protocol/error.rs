@@ -6,7 +6,7 @@ use core::fmt;
 
 use super::request::{Failure, FailureKind, Operation};
 use crate::code::Code;
-use crate::plan::PlanError;
+use crate::plan::{ChangesError, PlanError};
 use crate::read::reassemble::ReassembleError;
 use crate::upload::UploadError;
 use crate::validate::Violation;
@@ -27,6 +27,8 @@ pub enum ProtocolError {
     Reassemble(ReassembleError),
     /// A key given by the caller does not match the table's key schema.
     Key(Vec<Violation>),
+    /// An update's changes cannot be made.
+    Changes(ChangesError),
     /// An upload could not be stamped in the store's time.
     Upload(UploadError),
     /// DynamoDB refused a request, or kept failing it until retries ran out.
@@ -93,6 +95,7 @@ impl ProtocolError {
             Self::Plan(e) => e.code(),
             Self::Reassemble(e) => e.code(),
             Self::Key(v) => v.first().map_or(Code::KeyInvalid, Violation::code),
+            Self::Changes(e) => e.code(),
             Self::Upload(e) => e.code(),
             Self::Request { failure, .. } => match (failure.kind, failure.code.as_str()) {
                 (FailureKind::NoAnswer, _) => Code::ConnectionFailed,
@@ -117,6 +120,7 @@ impl fmt::Display for ProtocolError {
             Self::Plan(e) => e.fmt(f),
             Self::Reassemble(e) => write!(f, "stored item is damaged: {e}"),
             Self::Upload(e) => e.fmt(f),
+            Self::Changes(e) => write!(f, "update is invalid: {e}"),
             Self::Key(violations) => {
                 f.write_str("key is invalid: ")?;
                 for (i, v) in violations.iter().enumerate() {
@@ -176,6 +180,12 @@ impl fmt::Display for ProtocolError {
 impl From<SplitError> for ProtocolError {
     fn from(e: SplitError) -> Self {
         Self::Split(e)
+    }
+}
+
+impl From<ChangesError> for ProtocolError {
+    fn from(e: ChangesError) -> Self {
+        Self::Changes(e)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The protocols, as state machines that do no I/O: writing a virtual item
 //! ([`PutMachine`]), reading one ([`ReadMachine`]), deleting one
-//! ([`DeleteMachine`]), collecting what crashed writers left
+//! ([`DeleteMachine`]), updating one ([`UpdateMachine`]), collecting what crashed writers left
 //! ([`GcMachine`]), and one plain request with retries ([`Call`]).
 //!
 //! A machine decides everything: which requests to send and when, which
@@ -44,6 +44,7 @@ pub mod policy;
 mod put;
 mod read;
 mod request;
+mod update;
 
 pub use call::Call;
 pub use clock::StoreClock;
@@ -59,6 +60,7 @@ pub use request::{
     Answer, Failure, FailureKind, Operation, Request, RequestId, Response, Send, StoreDate,
     THROTTLING_CODES, TRANSIENT_CODES,
 };
+pub use update::{UpdateMachine, UpdateOptions, UpdateOutcome};
 
 /// What the executor does next.
 #[derive(Debug)]

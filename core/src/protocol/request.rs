@@ -8,7 +8,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use crate::plan::{BatchGet, BatchWrite, Delete, Get, Put, Scan, Transaction, WriteRequest};
+use crate::plan::{
+    BatchGet, BatchWrite, Delete, Get, Put, Scan, Transaction, Update, WriteRequest,
+};
 use crate::value::Item;
 
 /// Identifies one request a machine handed out, until its answer is fed back.
@@ -24,6 +26,8 @@ pub enum Operation {
     PutItem,
     /// DeleteItem.
     DeleteItem,
+    /// UpdateItem.
+    UpdateItem,
     /// TransactWriteItems.
     TransactWriteItems,
     /// BatchWriteItem.
@@ -41,6 +45,7 @@ impl Operation {
             Self::GetItem => "GetItem",
             Self::PutItem => "PutItem",
             Self::DeleteItem => "DeleteItem",
+            Self::UpdateItem => "UpdateItem",
             Self::TransactWriteItems => "TransactWriteItems",
             Self::BatchWriteItem => "BatchWriteItem",
             Self::BatchGetItem => "BatchGetItem",
@@ -63,6 +68,8 @@ pub enum Request {
     Put(Put),
     /// A DeleteItem: a delete's commit.
     Delete(Delete),
+    /// An UpdateItem: an update of a parent's own attributes.
+    Update(Update),
     /// A TransactWriteItems with its idempotency token
     /// (`ClientRequestToken`: a resend within ten minutes is not applied
     /// twice).
@@ -88,6 +95,7 @@ impl Request {
             Self::Get(_) => Operation::GetItem,
             Self::Put(_) => Operation::PutItem,
             Self::Delete(_) => Operation::DeleteItem,
+            Self::Update(_) => Operation::UpdateItem,
             Self::Transact { .. } => Operation::TransactWriteItems,
             Self::BatchWrite(_) => Operation::BatchWriteItem,
             Self::BatchGet(_) => Operation::BatchGetItem,
@@ -116,7 +124,7 @@ pub struct Send {
 pub enum Answer {
     /// A GetItem's item (`None`: no item has the key).
     Item(Option<Item>),
-    /// A PutItem, DeleteItem or TransactWriteItems was applied; `old` is
+    /// A PutItem, DeleteItem, UpdateItem or TransactWriteItems was applied; `old` is
     /// the item a PutItem replaced, when it asked for it
     /// (`ReturnValues: ALL_OLD`; `None` when nothing was there).
     Applied {

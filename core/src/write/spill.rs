@@ -158,6 +158,7 @@ pub(crate) fn worst_case_manifest_size(spilled: &[String]) -> usize {
         digest: 0,
         spilled: spilled.to_vec(),
         inline: None,
+        updated: None,
     };
     attribute_size(MANIFEST_ATTRIBUTE, &manifest.to_value())
 }

@@ -289,6 +289,7 @@ pub(crate) fn split_spill(
         digest: 0,
         spilled: names,
         inline: None,
+        updated: None,
     };
     let parent_of = |manifest: &Manifest| {
         let mut parent = kept.clone();
@@ -363,6 +364,7 @@ pub(crate) fn inline_split(
         chunk_count: 0,
         chunk_bytes: 0,
         inline: Some(frame),
+        updated: None,
         ..manifest
     };
     let mut parent = kept.clone();

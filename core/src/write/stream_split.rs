@@ -315,6 +315,7 @@ impl StreamSplit {
             digest,
             spilled,
             inline: None,
+            updated: None,
         };
         parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
         let size = item_size(&parent);

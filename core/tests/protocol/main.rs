@@ -10,3 +10,4 @@
 mod races;
 mod scripted;
 mod sim;
+mod update;

@@ -8,12 +8,12 @@
 
 use std::collections::VecDeque;
 
-use dynaslice_core::plan::{Precondition, WriteMode};
+use dynaslice_core::plan::{Changes, Precondition, WriteMode};
 use dynaslice_core::protocol::{
     GcMachine, GcOptions, GetOptions, Machine, ProtocolError, PutMachine, PutSource, ReadMachine,
-    Send, Sink, Step,
+    Send, Sink, Step, UpdateMachine, UpdateOptions,
 };
-use dynaslice_core::{Code, Item};
+use dynaslice_core::{AttributeValue, Code, Item};
 
 use crate::scripted::{collect, item, key, put_options, read, retry};
 use crate::sim::{Fault, Store, committed_versions_whole, table};
@@ -23,6 +23,7 @@ enum Actor {
     Put(Box<PutMachine<'static>>),
     Read(Box<ReadMachine>),
     Gc(Box<GcMachine>),
+    Update(Box<UpdateMachine>),
 }
 
 /// How an actor ended.
@@ -42,7 +43,11 @@ impl Actor {
                 // sends would spin here for ever.
                 for _ in 0..100_000 {
                     match $m.poll() {
-                        Step::Send(send) => out.push(send),
+                        Step::Send(send) => {
+                            // A JavaScript executor holds ids as numbers.
+                            assert!(send.id.0 < 1 << 53, "request id {:?} past 2^53", send.id);
+                            out.push(send)
+                        }
                         Step::Work => $m.work(),
                         Step::Sleep(pause) if out.is_empty() => {
                             *now_ms += pause.as_millis() as u64;
@@ -65,6 +70,7 @@ impl Actor {
                 Ended::Read(r.map(|o| o.and_then(|o| o.item)))
             }),
             Actor::Gc(m) => drive!(m, |r: Result<_, _>| Ended::Gc(r.map(|_| ()))),
+            Actor::Update(m) => drive!(m, |r: Result<_, _>| Ended::Put(r.map(|_| ()))),
         }
     }
 
@@ -73,6 +79,7 @@ impl Actor {
             Actor::Put(m) => m.handle(send.id, response),
             Actor::Read(m) => m.handle(send.id, response),
             Actor::Gc(m) => m.handle(send.id, response),
+            Actor::Update(m) => m.handle(send.id, response),
         }
     }
 }
@@ -148,6 +155,35 @@ fn race(seed: u64) {
             store.env(rng.u64(..)),
         )))
     };
+    // Updates set a small `note` (on the parent: one UpdateItem) or a new
+    // `data` (in the payload once split: a rewrite).
+    let mut datas: Vec<AttributeValue> = Vec::new();
+    let mut updater = |n: u64, rng: &mut fastrand::Rng, store: &Store| {
+        let mut changes = Changes::default();
+        match rng.bool() {
+            true => {
+                changes
+                    .set
+                    .insert("note".into(), AttributeValue::S(format!("u{n}")));
+            }
+            false => {
+                let data = item("k", SIZES[rng.usize(..4)], seed * 100 + 50 + n)["data"].clone();
+                datas.push(data.clone());
+                changes.set.insert("data".into(), data);
+            }
+        }
+        let options = UpdateOptions {
+            put: put_options([WriteMode::Batch, WriteMode::Auto][rng.usize(..2)]),
+            get: GetOptions {
+                retry: retry(),
+                ..GetOptions::default()
+            },
+            dry_run: false,
+        };
+        let machine =
+            UpdateMachine::new(&key("k"), changes, table(), options, store.env(rng.u64(..)));
+        Actor::Update(Box::new(machine))
+    };
     let reader = |rng: &mut fastrand::Rng, store: &Store| {
         let options = GetOptions {
             retry: retry(),
@@ -185,6 +221,14 @@ fn race(seed: u64) {
             crashable: true,
         });
     }
+    let u = updater(0, &mut rng, &store);
+    let next = (1..4).map(|n| updater(n, &mut rng, &store)).collect();
+    running.push(Running {
+        actor: u,
+        out: Vec::new(),
+        next,
+        crashable: true,
+    });
     let r = reader(&mut rng, &store);
     let next = (0..3).map(|_| reader(&mut rng, &store)).collect();
     running.push(Running {
@@ -208,7 +252,7 @@ fn race(seed: u64) {
         let at = rng.usize(..running.len());
         let actor = &mut running[at];
         if let Some(ended) = actor.actor.advance(&mut actor.out, &mut store.now_ms) {
-            check(seed, ended, &written);
+            check(seed, ended, &written, &datas);
             // A machine may end with requests still out (a read's stale
             // chunk requests): the executor drops them, applied or not.
             for send in actor.out.drain(..) {
@@ -252,14 +296,31 @@ fn race(seed: u64) {
 
     let last = read(&mut store, &key("k")).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     assert!(
-        written.contains(&last.expect("an item")),
+        some_write(&last.expect("an item"), &written, &datas),
         "seed {seed}: the stored item is no write's"
     );
     collect(&mut store);
     committed_versions_whole(&store).unwrap();
 }
 
-fn check(seed: u64, ended: Ended, written: &[Item]) {
+/// True when `item` is one a writer wrote, with any update's `note` and
+/// any update's `data`: whole versions only, never a mix of two.
+fn some_write(item: &Item, written: &[Item], datas: &[AttributeValue]) -> bool {
+    let mut item = item.clone();
+    let note = item.remove("note");
+    if note.is_some_and(|n| !matches!(n, AttributeValue::S(s) if s.starts_with('u'))) {
+        return false;
+    }
+    written.iter().any(|w| {
+        let same = |name: &str| w.get(name) == item.get(name);
+        same("pk")
+            && same("writer")
+            && item.len() == 3
+            && (same("data") || item.get("data").is_some_and(|d| datas.contains(d)))
+    })
+}
+
+fn check(seed: u64, ended: Ended, written: &[Item], datas: &[AttributeValue]) {
     let allowed = |e: &ProtocolError| {
         matches!(
             e.code(),
@@ -272,7 +333,7 @@ fn check(seed: u64, ended: Ended, written: &[Item]) {
         }
         Ended::Read(Ok(Some(item))) => {
             assert!(
-                written.contains(&item),
+                some_write(&item, written, datas),
                 "seed {seed}: a read returned no write's item"
             )
         }

@@ -163,6 +163,19 @@ impl Store {
                     old: if put.return_old { stored } else { None },
                 })
             }
+            Request::Update(u) => {
+                let stored = self.get(&u.table, &u.key).cloned();
+                let condition = u.condition.as_ref().map(|expression| Condition {
+                    expression: expression.clone(),
+                    names: u.names.clone(),
+                    values: u.values.clone(),
+                });
+                check(condition.as_ref(), stored.as_ref())?;
+                let mut item = stored.unwrap_or_else(|| u.key.clone());
+                update(&mut item, u);
+                self.put_raw(&u.table, item);
+                Ok(Answer::Applied { old: None })
+            }
             Request::Delete(delete) => {
                 let stored = self.get(&delete.table, &delete.key).cloned();
                 check(delete.condition.as_ref(), stored.as_ref())?;
@@ -268,7 +281,40 @@ fn project(item: &Item, attributes: &[String]) -> Item {
         .collect()
 }
 
-/// The three conditions core writes, evaluated on the stored item.
+/// An UpdateItem's `SET #a = :a, #m.#u = :n REMOVE #b` (what core
+/// writes), applied to `item`.
+fn update(item: &mut Item, update: &dynaslice_core::plan::Update) {
+    let (set, remove) = match update.expression.split_once(" REMOVE ") {
+        Some((set, remove)) => (set, remove),
+        None if update.expression.starts_with("REMOVE ") => ("", &update.expression[7..]),
+        None => (update.expression.as_str(), ""),
+    };
+    let name = |placeholder: &str| update.names[placeholder].clone();
+    for action in set
+        .trim_start_matches("SET ")
+        .split(", ")
+        .filter(|a| !a.is_empty())
+    {
+        let (path, value) = action.split_once(" = ").expect("SET path = :value");
+        let value = update.values[value].clone();
+        match path.split_once('.') {
+            Some((map, field)) => match item.get_mut(&name(map)) {
+                Some(AttributeValue::M(fields)) => {
+                    fields.insert(name(field), value);
+                }
+                _ => panic!("SET of a field in no map"),
+            },
+            None => {
+                item.insert(name(path), value);
+            }
+        }
+    }
+    for path in remove.split(", ").filter(|p| !p.is_empty()) {
+        item.remove(&name(path));
+    }
+}
+
+/// The conditions core writes, evaluated on the stored item.
 fn check(condition: Option<&Condition>, stored: Option<&Item>) -> Result<(), Failure> {
     let Some(condition) = condition else {
         return Ok(());
@@ -278,10 +324,11 @@ fn check(condition: Option<&Condition>, stored: Option<&Item>) -> Result<(), Fai
         "attribute_exists(#k) AND attribute_not_exists(#m)" => {
             stored.is_some_and(|s| !s.contains_key(MANIFEST_ATTRIBUTE))
         }
-        "#m.#v = :v" => {
+        "#m.#v = :v AND #m.#u = :u" | "#m.#v = :v AND attribute_not_exists(#m.#u)" => {
             let wanted = &condition.values[":v"];
+            let update = condition.values.get(":u");
             match stored.and_then(|s| s.get(MANIFEST_ATTRIBUTE)) {
-                Some(AttributeValue::M(m)) => m.get("v") == Some(wanted),
+                Some(AttributeValue::M(m)) => m.get("v") == Some(wanted) && m.get("u") == update,
                 _ => false,
             }
         }

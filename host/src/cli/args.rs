@@ -55,6 +55,9 @@ pub enum Command {
     Put(PutCommand),
     /// Read an item back (to stdout, or a stored file streamed to a file).
     Get(GetArgs),
+    /// Set or remove attributes of an item: one UpdateItem when they live on the parent,
+    /// a rewrite as a new version when they are in its payload.
+    Update(UpdateArgs),
     /// Delete an item and its chunks.
     Rm(KeyArgs),
     /// List the items of a table.
@@ -238,6 +241,40 @@ pub enum ModeArg {
     Atomic,
     /// Chunks by BatchWriteItem, then the parent (the default).
     Batch,
+}
+
+/// What `update` takes: at least one of `--set` and `--remove`.
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("changes").required(true).multiple(true).args(["set", "remove"])))]
+pub struct UpdateArgs {
+    #[command(flatten)]
+    pub item: KeyArgs,
+    /// Attributes to set (added or replaced), in DynamoDB JSON
+    /// ({"status": {"S": "done"}}), or @path to read them from a file.
+    #[arg(long)]
+    pub set: Option<String>,
+    /// Attributes to remove, comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub remove: Vec<String>,
+    /// Show which way the update would go and what it would cost; change
+    /// nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// How a rewrite writes the new version (see put --mode).
+    #[arg(long, value_enum, default_value_t = ModeArg::Batch)]
+    pub mode: ModeArg,
+}
+
+impl ModeArg {
+    /// The write mode.
+    pub fn write_mode(self) -> dynaslice_core::plan::WriteMode {
+        use dynaslice_core::plan::WriteMode;
+        match self {
+            Self::Auto => WriteMode::Auto,
+            Self::Atomic => WriteMode::Atomic,
+            Self::Batch => WriteMode::Batch,
+        }
+    }
 }
 
 /// What `get` takes.

@@ -22,8 +22,8 @@ use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::args::{
-    CodecArg, CreateArgs, GcArgs, GetArgs, KeyArgs, LayoutArg, ModeArg, PutArgs, PutCommand,
-    ServeArgs, TableArgs,
+    CodecArg, CreateArgs, GcArgs, GetArgs, KeyArgs, LayoutArg, PutArgs, PutCommand, ServeArgs,
+    TableArgs,
 };
 use super::output::{Bar, manifest_text, print_json, print_json_to, size};
 
@@ -44,11 +44,7 @@ fn put_options(args: &PutArgs) -> Result<PutOptions, HostError> {
     };
     let mut options = PutOptions {
         compression,
-        mode: match args.mode {
-            ModeArg::Auto => WriteMode::Auto,
-            ModeArg::Atomic => WriteMode::Atomic,
-            ModeArg::Batch => WriteMode::Batch,
-        },
+        mode: args.mode.write_mode(),
         keep: args.keep.clone(),
         concurrency: args.concurrency.max(1),
         ..PutOptions::default()
@@ -103,15 +99,20 @@ async fn payload_source(
     Ok((Box::new(file), len))
 }
 
-/// The item `put --json` or `estimate --json` names, with the key arguments merged in.
-fn json_item(text: &str, key: &Item) -> Result<Item, HostError> {
+/// The attributes in DynamoDB JSON that `flag` gives, inline or as @path.
+pub(super) fn json_attributes(text: &str, flag: &str) -> Result<Item, HostError> {
     let text = match text.strip_prefix('@') {
         Some(path) => std::fs::read_to_string(path).map_err(|e| HostError::io(path, e))?,
         None => text.to_string(),
     };
     let value: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| HostError::Input(format!("--json is not valid JSON: {e}")))?;
-    let mut item = item_from_json(&value)?;
+        .map_err(|e| HostError::Input(format!("{flag} is not valid JSON: {e}")))?;
+    item_from_json(&value)
+}
+
+/// The item `put --json` or `estimate --json` names, with the key arguments merged in.
+fn json_item(text: &str, key: &Item) -> Result<Item, HostError> {
+    let mut item = json_attributes(text, "--json")?;
     item.extend(key.clone());
     Ok(item)
 }

@@ -3,6 +3,7 @@
 pub mod args;
 mod commands;
 pub mod output;
+mod update;
 
 use std::process::ExitCode;
 
@@ -17,6 +18,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Put(a) => a.put.json_output,
         Command::Estimate(a) => a.json_output,
         Command::Get(a) => a.item.json.json,
+        Command::Update(a) => a.item.json.json,
         Command::Rm(a) | Command::Inspect(a) => a.json.json,
         Command::Ls(a) => a.json.json,
         Command::Gc(a) => a.table.json.json,
@@ -60,6 +62,7 @@ pub fn limit_flag(cli: &Cli) -> Option<&'static str> {
     match &cli.command {
         Command::Put(_) | Command::Estimate(_) | Command::Get(_) => Some("--max-size"),
         Command::Rm(_)
+        | Command::Update(_)
         | Command::Inspect(_)
         | Command::Ls(_)
         | Command::Gc(_)
@@ -88,6 +91,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
         Command::Put(a) => commands::put(client, a, json).await,
         Command::Estimate(a) => commands::estimate(client, a, json).await,
         Command::Get(a) => commands::get(client, a, json).await,
+        Command::Update(a) => update::update(client, a, json).await,
         Command::Rm(a) => commands::rm(client, a, json).await,
         Command::Ls(a) => commands::ls(client, a, json).await,
         Command::Inspect(a) => commands::inspect(client, a, json).await,

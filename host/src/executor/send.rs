@@ -17,7 +17,7 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types as sdk;
 use dynaslice_core::Item;
 use dynaslice_core::plan::{
-    BatchGet, BatchWrite, Condition, Delete, Get, Put, Scan, TransactAction, Transaction,
+    BatchGet, BatchWrite, Condition, Delete, Get, Put, Scan, TransactAction, Transaction, Update,
     WriteRequest,
 };
 use dynaslice_core::protocol::{Answer, Failure, FailureKind, Request, Response, StoreDate};
@@ -38,6 +38,7 @@ pub(crate) async fn send(client: &Client, request: Request) -> Response {
         Request::Get(get) => get_item(client, get, &date).await,
         Request::Put(put) => put_item(client, put, &date).await,
         Request::Delete(delete) => delete_item(client, delete, &date).await,
+        Request::Update(update) => update_item(client, update, &date).await,
         Request::Transact { transaction, token } => {
             transact(client, transaction, token, &date).await
         }
@@ -179,6 +180,33 @@ async fn put_item(client: &Client, put: Put, date: &DateSeen) -> Sent {
     let consumed = units(output.consumed_capacity.as_ref());
     let old = read_item(output.attributes, "PutItem")?;
     Ok((Answer::Applied { old }, consumed))
+}
+
+async fn update_item(client: &Client, update: Update, date: &DateSeen) -> Sent {
+    let names = (!update.names.is_empty()).then(|| update.names.into_iter().collect());
+    let values = (!update.values.is_empty()).then(|| {
+        update
+            .values
+            .into_iter()
+            .map(|(k, v)| (k, to_sdk(v)))
+            .collect()
+    });
+    let output = client
+        .update_item()
+        .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
+        .table_name(update.table)
+        .set_key(Some(item_to_sdk(update.key)))
+        .update_expression(update.expression)
+        .set_condition_expression(update.condition)
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
+        .customize()
+        .interceptor(date.clone())
+        .send()
+        .await
+        .map_err(|e| failure_of(&e))?;
+    let consumed = units(output.consumed_capacity.as_ref());
+    Ok((Answer::Applied { old: None }, consumed))
 }
 
 async fn delete_item(client: &Client, delete: Delete, date: &DateSeen) -> Sent {

@@ -4,8 +4,8 @@
 // Lines marked @ts-expect-error must stay errors.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream } from 'dynaslice/dynamodb';
-import type { GcReport, GetResult, PutProgress, PutResult } from 'dynaslice/dynamodb';
+import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream, updateItem } from 'dynaslice/dynamodb';
+import type { GcReport, GetResult, PutProgress, PutResult, UpdateResult } from 'dynaslice/dynamodb';
 
 const client = new DynamoDBClient({});
 const doc = DynamoDBDocumentClient.from(client);
@@ -38,6 +38,8 @@ export async function use(): Promise<void> {
   const reader = stream.getReader();
   const first = await reader.read();
   console.log(first.done ? 0 : first.value.byteLength);
+  const updated: UpdateResult = await updateItem(client, { pk: { S: 'a' } }, { set: { status: { S: 'done' } }, remove: ['draft'] }, { ...table, dryRun: true });
+  console.log(updated.path === 'parent' ? updated.writeUnits : updated.put?.version, updated.consumed.writeUnits);
   const gone = await deleteItem(client, { pk: { S: 'a' } }, { ...table, signal: controller.signal });
   const report: GcReport = await gc(client, { ...table, graceMs: 60_000, dryRun: true });
   console.log(seen, replaced.mode, streamed.cleanupLeft, got.item, got.version, plain.consumed.readUnits, gone.chunksLeft, report.unreadableParents);
@@ -52,6 +54,8 @@ export async function use(): Promise<void> {
   await getItem({ pk: { S: 'a' } }, table);
   // @ts-expect-error getStream needs the attribute
   await getStream(client, { pk: { S: 'f' } }, table);
+  // @ts-expect-error remove takes names
+  await updateItem(client, { pk: { S: 'a' } }, { remove: 'draft' }, table);
   // @ts-expect-error retry attempts are a number
   await gc(client, { ...table, retry: { maxAttempts: 'many' } });
 }

@@ -15,6 +15,7 @@ import {
   PutItemCommand,
   ScanCommand,
   TransactWriteItemsCommand,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { DYNAMODB_INPUT, encodeItem, encodeItems } from '../encode.js';
 
@@ -22,6 +23,7 @@ const COMMANDS = {
   GetItem: GetItemCommand,
   PutItem: PutItemCommand,
   DeleteItem: DeleteItemCommand,
+  UpdateItem: UpdateItemCommand,
   TransactWriteItems: TransactWriteItemsCommand,
   BatchWriteItem: BatchWriteItemCommand,
   BatchGetItem: BatchGetItemCommand,

@@ -10,6 +10,7 @@ use dynaslice_core::plan::{BatchGet, Scan, WriteRequest};
 use dynaslice_core::protocol::{
     Answer, Consumed, DeleteOutcome, Failure as RequestFailure, FailureKind, GcReport, Operation,
     Progress, PutOutcome, ReadOutcome, Request, Response, RetryPolicy, Send, StoreDate,
+    UpdateOutcome,
 };
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
@@ -40,6 +41,7 @@ fn request_input(request: &Request) -> JsValue {
         Request::Get(g) => requests::get_item(g),
         Request::Put(p) => requests::put(p),
         Request::Delete(d) => requests::delete(d),
+        Request::Update(u) => requests::update(u),
         Request::Transact { transaction, token } => {
             let input = requests::transaction(&transaction.actions);
             set(
@@ -143,11 +145,12 @@ pub fn response(operation: Operation, value: &JsValue) -> Result<Response, Failu
     let result = if failure.is_undefined() {
         Ok(match operation {
             Operation::GetItem => Answer::Item(optional_item(&get(value, "item"))?),
-            Operation::PutItem | Operation::DeleteItem | Operation::TransactWriteItems => {
-                Answer::Applied {
-                    old: optional_item(&get(value, "old"))?,
-                }
-            }
+            Operation::PutItem
+            | Operation::DeleteItem
+            | Operation::UpdateItem
+            | Operation::TransactWriteItems => Answer::Applied {
+                old: optional_item(&get(value, "old"))?,
+            },
             Operation::BatchWriteItem => Answer::BatchWrite {
                 unprocessed: unprocessed_writes(&get(value, "unprocessed"))?,
             },
@@ -321,6 +324,28 @@ pub fn read_outcome(outcome: Option<&ReadOutcome>, parent_reads: u32, used: Cons
     }
     set(&result, "bytes", &(outcome.bytes as f64).into());
     set(&result, "chunksRead", &outcome.chunks_read.into());
+    result.into()
+}
+
+/// An update's result: `{ path, reason, applied, writeUnits, put,
+/// consumed }` (`put`: the rewrite's write, as `putItem` returns it).
+pub fn update_outcome(outcome: &UpdateOutcome) -> JsValue {
+    use dynaslice_core::plan::UpdateSteps;
+    let result = Object::new();
+    set(&result, "path", &outcome.plan.path().into());
+    if let UpdateSteps::Rewrite(why) = &outcome.plan.steps {
+        set(&result, "reason", &why.to_string().into());
+    }
+    set(&result, "applied", &outcome.applied.into());
+    set(
+        &result,
+        "writeUnits",
+        &(outcome.plan.write_units as f64).into(),
+    );
+    if let Some(put) = &outcome.put {
+        set(&result, "put", &put_outcome(put));
+    }
+    set(&result, "consumed", &consumed(outcome.consumed));
     result.into()
 }
 

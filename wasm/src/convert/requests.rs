@@ -3,10 +3,12 @@
 //! `BatchGetItemInput`, `GetItemInput`, `DeleteItemInput`).
 
 use dynaslice_core::plan::{
-    BatchGet, BatchWrite, Condition, Delete, Get, Put, TransactAction, WriteRequest,
+    BatchGet, BatchWrite, Condition, Delete, Get, Put, TransactAction, Update, WriteRequest,
 };
 use dynaslice_core::plan::{WritePlan, WriteSteps};
 use dynaslice_core::{Item, SplitItem};
+use std::collections::BTreeMap;
+
 use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 
@@ -14,19 +16,21 @@ use super::output::dynamodb_item;
 use super::set;
 
 fn condition(object: &Object, condition: &Option<Condition>) {
-    let Some(c) = condition else { return };
-    set(object, "ConditionExpression", &c.expression.as_str().into());
-    let names = Object::new();
-    c.names
+    if let Some(c) = condition {
+        set(object, "ConditionExpression", &c.expression.as_str().into());
+        placeholders(object, &c.names, &c.values);
+    }
+}
+
+/// An expression's `ExpressionAttributeNames` and `ExpressionAttributeValues`.
+fn placeholders(object: &Object, names: &BTreeMap<String, String>, values: &Item) {
+    let names_object = Object::new();
+    names
         .iter()
-        .for_each(|(k, v)| set(&names, k, &v.as_str().into()));
-    set(object, "ExpressionAttributeNames", &names);
-    if !c.values.is_empty() {
-        let mut values = Item::new();
-        for (name, value) in &c.values {
-            values.insert(name.clone(), value.clone());
-        }
-        set(object, "ExpressionAttributeValues", &dynamodb_item(&values));
+        .for_each(|(k, v)| set(&names_object, k, &v.as_str().into()));
+    set(object, "ExpressionAttributeNames", &names_object);
+    if !values.is_empty() {
+        set(object, "ExpressionAttributeValues", &dynamodb_item(values));
     }
 }
 
@@ -48,6 +52,19 @@ pub fn delete(d: &Delete) -> JsValue {
     set(&object, "TableName", &d.table.as_str().into());
     set(&object, "Key", &dynamodb_item(&d.key));
     condition(&object, &d.condition);
+    object.into()
+}
+
+/// `UpdateItemInput`.
+pub fn update(u: &Update) -> JsValue {
+    let object = Object::new();
+    set(&object, "TableName", &u.table.as_str().into());
+    set(&object, "Key", &dynamodb_item(&u.key));
+    set(&object, "UpdateExpression", &u.expression.as_str().into());
+    if let Some(condition) = &u.condition {
+        set(&object, "ConditionExpression", &condition.as_str().into());
+    }
+    placeholders(&object, &u.names, &u.values);
     object.into()
 }
 

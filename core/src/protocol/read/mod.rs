@@ -10,6 +10,7 @@
 //! attribute ([`Sink::Attribute`], in bounded memory whatever its size:
 //! each chunk is checked whole before any of its bytes are released).
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 mod options;
@@ -53,7 +54,7 @@ enum Phase {
     /// Chunks are being read and decoded.
     Chunks,
     /// Finished.
-    Done(Option<Result<Option<ReadOutcome>, ProtocolError>>),
+    Done(Option<Box<Result<Option<ReadOutcome>, ProtocolError>>>),
 }
 
 /// A read of one virtual item (see the module's documentation).
@@ -415,7 +416,7 @@ impl ReadMachine {
 
     fn finish(&mut self, result: Result<Option<ReadOutcome>, ProtocolError>) {
         self.flights.stop();
-        self.phase = Phase::Done(Some(result));
+        self.phase = Phase::Done(Some(Box::new(result)));
     }
 
     /// The next step while chunks are read; `None` when it changed state.
@@ -454,7 +455,7 @@ impl Machine for ReadMachine {
                 },
                 Phase::Done(result) => {
                     return match result.take() {
-                        Some(result) => Step::Done(result),
+                        Some(result) => Step::Done(*result),
                         None => Step::Wait,
                     };
                 }

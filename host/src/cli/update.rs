@@ -1,0 +1,60 @@
+//! `update`: the changes from the arguments, core's plan, what it did.
+
+use std::process::ExitCode;
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_host::json::{key_from_args, key_text};
+use dynaslice_host::{
+    Changes, HostError, OutcomeJson, PutOptions, TableConfig, UpdateOptions, UpdateSteps,
+};
+
+use super::args::UpdateArgs;
+use super::commands::json_attributes;
+use super::output::{Bar, manifest_text, print_json};
+
+pub async fn update(client: &Client, args: &UpdateArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.item.table).await?;
+    let key = key_from_args(&args.item.key, &table.key)?;
+    let changes = Changes {
+        set: match &args.set {
+            Some(text) => json_attributes(text, "--set")?,
+            None => Default::default(),
+        },
+        remove: args.remove.clone(),
+    };
+    let options = UpdateOptions {
+        put: PutOptions {
+            mode: args.mode.write_mode(),
+            ..PutOptions::default()
+        },
+        dry_run: args.dry_run,
+        ..UpdateOptions::default()
+    };
+    let bar = Bar::new("rewriting", json);
+    let outcome = dynaslice_host::update(client, &table, &key, changes, &options, &bar).await;
+    bar.finish();
+    let outcome = outcome?;
+    if json {
+        print_json(&outcome.to_json(&key));
+        return Ok(ExitCode::SUCCESS);
+    }
+    let key = key_text(&table.key, &key);
+    let units = outcome.plan.write_units;
+    let how = match &outcome.plan.steps {
+        UpdateSteps::Parent(_) => "one UpdateItem of the parent, no chunk touched".to_string(),
+        UpdateSteps::Rewrite(why) => format!("a rewrite as a new version ({why})"),
+    };
+    if !outcome.applied {
+        println!("would update {key} by {how}: about {units} write units");
+        return Ok(ExitCode::SUCCESS);
+    }
+    let stored = match outcome.put.as_ref().and_then(|p| p.manifest.as_ref()) {
+        Some(manifest) => format!("; now {}", manifest_text(manifest)),
+        None => String::new(),
+    };
+    println!(
+        "updated {key} by {how}: {} write units consumed, {units} planned{stored}",
+        outcome.consumed.write
+    );
+    Ok(ExitCode::SUCCESS)
+}
