@@ -198,6 +198,40 @@ export interface DeleteResult {
   consumed: ConsumedCapacity;
 }
 
+export interface QueryOptions extends TableOptions, InputOptions, Omit<OutputOptions, 'format'>, DriverOptions {
+  /** Virtual items read whole at once (default 4). */
+  itemConcurrency?: number;
+  /** Yield the parents of virtual items as stored (with `_ds`), reading no chunk. */
+  lazy?: boolean;
+}
+
+/** What {@link queryItems} returns once its items are all yielded. */
+export interface QuerySummary {
+  items: number;
+  /** Virtual items read whole. */
+  virtualItems: number;
+  /** Chunk items the pages held (an item collection's), never yielded. */
+  chunksSkipped: number;
+  /** Parents deleted (or expired) between their page and their read: not yielded. */
+  vanished: number;
+  pages: number;
+  consumed: ConsumedCapacity;
+}
+
+/** A `QueryCommand` input (or a `ScanCommand`'s, with no `KeyConditionExpression`); `TableName` defaults to the `table` option. */
+export interface QueryInput {
+  TableName?: string;
+  IndexName?: string;
+  KeyConditionExpression?: string;
+  FilterExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues?: DynamoItemInput | PlainItem;
+  ConsistentRead?: boolean;
+  ScanIndexForward?: boolean;
+  Limit?: number;
+  ExclusiveStartKey?: DynamoItemInput | PlainItem;
+}
+
 export interface GcOptions extends TableOptions, DriverOptions {
   /** Unreferenced chunks younger than this are kept (default 3,600,000: one hour), by the store's clock. */
   graceMs?: number;
@@ -267,6 +301,12 @@ export function getStream(client: DynamoDBClientLike, key: DynamoItemInput | Pla
  * payload. A concurrent overwrite makes it reject with CONFLICT.
  */
 export function updateItem(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, changes: Changes, options: UpdateOptions): Promise<UpdateResult>;
+
+/**
+ * Whole items from the caller's own Query (or Scan): each virtual item read whole and checked,
+ * plain items as the page gave them, chunk items never; in the pages' order.
+ */
+export function queryItems(client: DynamoDBClientLike, input: QueryInput, options: QueryOptions): AsyncGenerator<DynamoItem | PlainItem, QuerySummary, undefined>;
 
 /** Deletes the item with `key`, then its chunks. */
 export function deleteItem(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: DeleteOptions): Promise<DeleteResult>;

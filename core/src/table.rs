@@ -5,8 +5,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::key::{IndexKey, KeySchema};
-use crate::layout::Layout;
+use crate::layout::{Layout, parse_chunk_key};
+use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE};
 use crate::plan::Target;
+use crate::value::Item;
 
 /// A table able to hold virtual items: the parent table, its key schema,
 /// and where its chunks go.
@@ -44,5 +46,15 @@ impl Table {
     /// holds the payload (see [`Target::keys_only`]).
     pub fn keys_target(&self) -> Target<'_> {
         Target::new(&self.table, &self.chunk_table, &self.key, &self.layout).keys_only()
+    }
+
+    /// True for an item that is one of this table's chunks: in the
+    /// item-collection layout a Query or Scan of the table returns them
+    /// beside the items (no item of a user holds both `_d` and `_h`: writes
+    /// refuse those names).
+    pub fn is_chunk(&self, item: &Item) -> bool {
+        item.contains_key(CHUNK_DIGEST_ATTRIBUTE)
+            && item.contains_key(CHUNK_DATA_ATTRIBUTE)
+            && parse_chunk_key(&self.key, &self.layout, item).is_ok()
     }
 }

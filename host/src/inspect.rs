@@ -2,7 +2,7 @@
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::layout::Layout;
-use dynaslice_core::layout::{chunk_key, parse_chunk_key};
+use dynaslice_core::layout::chunk_key;
 use dynaslice_core::manifest::Manifest;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::plan::{Scan, parent_get, plan_read};
@@ -96,13 +96,6 @@ impl Inspection {
     }
 }
 
-/// True for an item that is a chunk of this table's layout.
-fn is_chunk(table: &TableConfig, item: &Item) -> bool {
-    item.contains_key(CHUNK_DIGEST_ATTRIBUTE)
-        && item.contains_key(CHUNK_DATA_ATTRIBUTE)
-        && parse_chunk_key(&table.key, &table.layout, item).is_ok()
-}
-
 /// A Scan page of `table`'s whole items from after `start`.
 fn scan_of(table: &TableConfig, limit: Option<u32>, start: Option<Item>) -> Scan {
     Scan {
@@ -157,9 +150,10 @@ pub async fn list_page(
 
 /// The listed form of scanned items, chunks left out.
 fn stored_items(table: &TableConfig, items: Vec<Item>) -> impl Iterator<Item = StoredItem> + '_ {
+    let core = table.core();
     items
         .into_iter()
-        .filter(|item| !(table.layout == Layout::ItemCollection && is_chunk(table, item)))
+        .filter(move |item| !(table.layout == Layout::ItemCollection && core.is_chunk(item)))
         .map(|item| StoredItem {
             key: table.key.key_of(&item),
             parent_bytes: item_size(&item),

@@ -53,6 +53,7 @@ mod partial_file;
 mod preview;
 mod progress;
 mod put;
+mod query;
 mod sdk_value;
 #[cfg(feature = "serve")]
 pub mod serve;
@@ -79,6 +80,7 @@ pub use out_file::replace_file;
 pub use preview::{Preview, preview};
 pub use progress::{ByteCounter, Progress};
 pub use put::{PutOptions, PutOutcome, fresh_version, put, put_reader};
+pub use query::{Query, QueryOptions, QueryOutcome, query};
 pub use sdk_value::{SdkItem, from_sdk, item_from_sdk, item_to_sdk, to_sdk};
 pub use table::{
     CHUNK_KEY_NAME, LayoutKind, TableConfig, chunk_table_name, create_tables, describe_key,

@@ -507,6 +507,100 @@ fn update_sets_and_removes_attributes_and_says_which_way_it_went() {
 }
 
 #[test]
+fn query_prints_each_item_whole_and_no_chunk() {
+    let endpoint = common::endpoint();
+    let dir = tempdir("query");
+    let table = common::table_name("cliquery");
+    let at = |rest: &[&str]| with_endpoint(endpoint, rest);
+    let run = |rest: &[&str]| ok(&strs(&at(rest)));
+    run(&[
+        "tables",
+        "create",
+        "--table",
+        &table,
+        "--sort-key",
+        "sk",
+        "--layout",
+        "collection",
+    ]);
+    let file = dir.join("big.bin");
+    let bytes = common::noise(31, 1_100_000);
+    std::fs::write(&file, &bytes).unwrap();
+    let file = file.to_str().unwrap();
+    run(&[
+        "put",
+        "-t",
+        &table,
+        "-k",
+        "pk=c",
+        "-k",
+        "sk=ORDER#1",
+        "--file",
+        file,
+    ]);
+    run(&[
+        "put",
+        "-t",
+        &table,
+        "-k",
+        "pk=c",
+        "-k",
+        "sk=ORDER#2",
+        "--json",
+        r#"{"n": {"N": "2"}}"#,
+    ]);
+
+    let values = r#"{":p": {"S": "c"}}"#;
+    let out = run(&[
+        "query",
+        "-t",
+        &table,
+        "--key-condition",
+        "pk = :p",
+        "--values",
+        values,
+    ]);
+    let lines: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a line of JSON"))
+        .collect();
+    assert_eq!(lines.len(), 2, "two items, no chunk: {}", out.stderr);
+    assert_eq!(lines[0]["sk"]["S"], "ORDER#1");
+    let data = lines[0]["data"]["B"].as_str().unwrap();
+    use base64::Engine;
+    let decoded = base64::engine::general_purpose::STANDARD
+        .decode(data)
+        .unwrap();
+    assert_eq!(decoded, bytes, "the stored file, whole");
+    assert_eq!(lines[1]["n"]["N"], "2");
+    assert!(
+        out.stderr.contains("2 items (1 read whole)"),
+        "{}",
+        out.stderr
+    );
+
+    let summary = run(&[
+        "query",
+        "-t",
+        &table,
+        "--key-condition",
+        "pk = :p",
+        "--values",
+        values,
+        "--lazy",
+        "--output",
+        "json",
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(summary.stderr.trim()).unwrap();
+    assert_eq!(
+        summary["virtualItems"], 0,
+        "lazy reads no item whole: {summary}"
+    );
+    assert!(summary["chunksSkipped"].as_u64().unwrap() >= 3, "{summary}");
+}
+
+#[test]
 fn the_embedded_store_persists_between_runs() {
     let dir = tempdir("embedded");
     let data = dir.join("store").join("local.db");

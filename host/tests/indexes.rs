@@ -493,3 +493,45 @@ async fn tables_create_turns_ttl_on_for_both_tables_and_a_missing_one_is_warned_
     let warning = found.ttl_warning().expect("a warning");
     assert!(warning.contains(&bare.chunk_table), "{warning}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_query_of_a_global_index_yields_whole_items() {
+    let client = common::client();
+    let table = indexed_tables(&client).await;
+    let expires_at = epoch(86_400);
+    let items = [
+        document("gsi-big", 2_000_000, expires_at),
+        document("gsi-small", 100, expires_at),
+    ];
+    for item in &items {
+        dynaslice_host::put(&client, &table, item, &plain(), &())
+            .await
+            .unwrap();
+    }
+    for item in &items {
+        let query = dynaslice_host::Query {
+            table: table.table.clone(),
+            index: Some("by-title".into()),
+            key_condition: Some("#t = :t".into()),
+            names: [("#t".to_string(), "title".to_string())].into(),
+            values: [(":t".to_string(), item["title"].clone())].into(),
+            forward: true,
+            ..Default::default()
+        };
+        let mut found = Vec::new();
+        let outcome = dynaslice_host::query(
+            &client,
+            &table,
+            query,
+            &dynaslice_host::QueryOptions::default(),
+            |item| {
+                found.push(item);
+                Ok(())
+            },
+        )
+        .await
+        .unwrap();
+        assert_eq!(found, vec![item.clone()], "the whole item from the index");
+        assert_eq!(outcome.chunks_skipped, 0);
+    }
+}

@@ -17,7 +17,7 @@ import { runInNewContext } from 'node:vm';
 import { CreateTableCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, ScanCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { split } from 'dynaslice';
-import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream, updateItem } from 'dynaslice/dynamodb';
+import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream, queryItems, updateItem } from 'dynaslice/dynamodb';
 import { startDynamoDBLocal } from './support/dynamodb-local.mjs';
 import { orderHistory } from './support/documents.mjs';
 
@@ -751,6 +751,45 @@ describe('indexes and TTL', () => {
     await assert.rejects(updateItem(client, key, { set: { pk: { S: 'x' } } }, INDEXED), { code: 'UPDATE_INVALID' });
     await assert.rejects(updateItem(client, key, { remove: 'rank' }, INDEXED), { code: 'INPUT_INVALID' });
     await assert.rejects(updateItem(client, key, { set: { rank: { S: 'eight' } } }, INDEXED), { code: 'KEY_WRONG_TYPE' });
+  });
+});
+
+describe('queryItems', () => {
+  test("yields a customer's items whole from an item collection, no chunk, through every page; lazy yields parents", async () => {
+    const order = (sk, bytes) => ({ pk: { S: 'CUSTOMER#9' }, sk: { S: sk }, body: { B: new Uint8Array(randomBytes(bytes)) } });
+    const items = [order('ORDER#1', 1_500_000), order('ORDER#2', 2_000), order('ORDER#3', 800_000)];
+    let chunks = 0;
+    for (const item of items) chunks += (await putItem(client, item, APP)).manifest?.chunkCount ?? 0;
+    const input = { KeyConditionExpression: 'pk = :p AND begins_with(sk, :o)', ExpressionAttributeValues: { ':p': { S: 'CUSTOMER#9' }, ':o': { S: 'ORDER' } } };
+    const raw = await client.send(new QueryCommand({ TableName: 'app', ...input }));
+    assert.ok(raw.Items.length > items.length, `a raw Query returns ${raw.Items.length} items, chunks included`);
+
+    for (const Limit of [undefined, 2]) {
+      const found = [];
+      const iterator = queryItems(client, { ...input, Limit }, APP);
+      let next;
+      while (!(next = await iterator.next()).done) found.push(next.value);
+      assert.deepEqual(found, items, `Limit ${Limit}`);
+      assert.equal(next.value.virtualItems, 2);
+      assert.equal(next.value.chunksSkipped, chunks);
+    }
+
+    const lazy = [];
+    for await (const item of queryItems(client, input, { ...APP, lazy: true })) lazy.push(item);
+    assert.deepEqual(lazy.map((i) => i.sk.S), ['ORDER#1', 'ORDER#2', 'ORDER#3']);
+    assert.ok(lazy[0]._ds && !lazy[0].body, 'a lazy parent, as stored');
+
+    // Breaking out stops the query; a scan (no key condition) with plain values.
+    for await (const item of queryItems(client, input, APP)) {
+      assert.equal(item.sk.S, 'ORDER#1');
+      break;
+    }
+    const scanned = [];
+    for await (const item of queryItems(DynamoDBDocumentClient.from(client), { FilterExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'CUSTOMER#9' } }, { ...APP, format: 'plain' })) {
+      scanned.push(item);
+    }
+    assert.deepEqual(scanned.map((i) => [i.sk, i.body.length]), items.map((i) => [i.sk.S, i.body.B.length]));
+    await assert.rejects(queryItems(client, null, APP).next(), { code: 'INPUT_INVALID' });
   });
 });
 

@@ -139,6 +139,13 @@ export function bind(wasm) {
       get: (key, options) => wasm.Machine.get(encodeItem(key, inputOptions(options)), options),
       getStream: (key, options) => wasm.Machine.getStream(encodeItem(key, inputOptions(options)), options),
       delete: (key, options) => wasm.Machine.delete(encodeItem(key, inputOptions(options)), options),
+      query: (input, options) =>
+        wasm.Machine.query(
+          input,
+          encodeItem(input.ExpressionAttributeValues ?? {}, inputOptions(options)),
+          input.ExclusiveStartKey === undefined ? new Uint8Array(0) : encodeItem(input.ExclusiveStartKey, inputOptions(options)),
+          options,
+        ),
       update: (key, set, remove, options) =>
         wasm.Machine.update(encodeItem(key, inputOptions(options)), encodeItem(set, inputOptions(options)), remove, options),
       gc: (options) => wasm.Machine.gc(options),

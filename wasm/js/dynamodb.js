@@ -281,6 +281,45 @@ export async function deleteItem(client, key, options) {
 }
 
 /**
+ * Whole items from the caller's own Query (a `QueryCommand` input: index,
+ * key condition, filter, names, values, order, `ExclusiveStartKey`), or a
+ * Scan when it has no `KeyConditionExpression`: an async iterable that
+ * yields each item in the pages' order, every virtual item read whole
+ * (its parent read again, consistently, and every digest checked;
+ * `itemConcurrency` at once, default 4), plain items as the page gave
+ * them, and the chunk items an item collection holds never. With `lazy:
+ * true` the parents of virtual items come as stored (with `_ds`), for the
+ * caller to getItem the ones it wants. An index must project `_ds` (ALL,
+ * or INCLUDE `_ds`) for its virtual items to be read whole. The iterator's
+ * return value is the summary `{ items, virtualItems, chunksSkipped,
+ * vanished, pages, consumed }`; breaking out of the loop stops the query.
+ */
+export async function* queryItems(client, input, options) {
+  const signal = checked(client, options);
+  if (input === null || typeof input !== 'object') throw dynasliceError('INPUT_INVALID', 'input must be a QueryCommand or ScanCommand input object');
+  const output = { plain: format(options) === 'plain', wrapNumbers: flag(options, 'wrapNumbers', false) };
+  await init();
+  const tableOptions = await withTableKeys(client, options);
+  const machine = boundApi().machines.query({ TableName: options?.table, ...input }, tableOptions);
+  const drive = new Drive(machine, client, signal);
+  let ended = false;
+  try {
+    for (;;) {
+      const step = await drive.run();
+      if (step.kind === 'done') {
+        ended = true;
+        return step.result;
+      }
+      if (step.kind !== 'output') throw dynasliceError('INTERNAL', `a query asked for ${step.kind}`);
+      for (const stream of machine.items()) yield decodeItem(stream, output);
+    }
+  } finally {
+    if (!ended) await drive.stop();
+    machine.free();
+  }
+}
+
+/**
  * Deletes chunks no parent references once they are older than
  * `graceMs` (default one hour), judged by the store's clock, a page of
  * the chunk table at a time. A parent whose manifest cannot be read keeps

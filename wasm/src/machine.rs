@@ -7,7 +7,7 @@
 use dynaslice_core::Code;
 use dynaslice_core::protocol::{
     DeleteMachine, Env, GcMachine, Machine as _, Operation, ProtocolError, PutMachine, PutSource,
-    ReadMachine, RequestId, Sink, Step, UpdateMachine, UpdateOptions,
+    QueryMachine, ReadMachine, RequestId, Sink, Step, UpdateMachine, UpdateOptions,
 };
 use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -22,6 +22,7 @@ enum Inner {
     Delete(Box<DeleteMachine>),
     Gc(Box<GcMachine>, bool),
     Update(Box<UpdateMachine>),
+    Query(Box<QueryMachine>),
 }
 
 /// A protocol machine: a write, a read, an update, a delete or a gc.
@@ -159,6 +160,36 @@ impl Machine {
         Ok(machine(Inner::Update(Box::new(inner))))
     }
 
+    /// Whole items from the caller's `QueryCommand` (or `ScanCommand`)
+    /// `input`, whose `ExpressionAttributeValues` and `ExclusiveStartKey`
+    /// come as value streams (`start` empty for none); each `output`
+    /// step's items taken with `items()`.
+    pub fn query(
+        input: JsValue,
+        values: &[u8],
+        start: &[u8],
+        options: JsValue,
+    ) -> JsResult<Machine> {
+        let table = TableOptions::from_js(&options)?;
+        let start = match start.is_empty() {
+            true => None,
+            false => Some(stream::item(start)?),
+        };
+        let query = convert::query_input(&input, stream::item(values)?, start)?;
+        let query_options = convert::query_options(&table, &options)?;
+        let inner = QueryMachine::new(table.core(), query, query_options, env()?);
+        Ok(machine(Inner::Query(Box::new(inner))))
+    }
+
+    /// The items a query's `output` step has ready, as value streams, in
+    /// order.
+    pub fn items(&mut self) -> js_sys::Array {
+        match &mut self.inner {
+            Inner::Query(m) => m.take().iter().map(stream::to_js_stream).collect(),
+            _ => js_sys::Array::new(),
+        }
+    }
+
     /// A collection of the table's unreferenced chunks.
     pub fn gc(options: JsValue) -> JsResult<Machine> {
         let table = TableOptions::from_js(&options)?;
@@ -218,6 +249,7 @@ impl Machine {
             }
             Inner::Delete(m) => step!(m, |o| protocol::delete_outcome(&o), "maxBytes"),
             Inner::Update(m) => step!(m, |o| protocol::update_outcome(&o), "maxRawBytes"),
+            Inner::Query(m) => step!(m, |o| protocol::query_outcome(&o), "maxBytes"),
             Inner::Gc(m, dry_run) => {
                 let dry_run = *dry_run;
                 step!(m, |o| protocol::gc_report(&o, dry_run), "maxBytes")
@@ -240,6 +272,7 @@ impl Machine {
             Inner::Read(m) => m.handle(id, response),
             Inner::Delete(m) => m.handle(id, response),
             Inner::Update(m) => m.handle(id, response),
+            Inner::Query(m) => m.handle(id, response),
             Inner::Gc(m, _) => m.handle(id, response),
         }
         Ok(())
@@ -254,6 +287,7 @@ impl Machine {
             Inner::Read(m) => m.wake(local_ms),
             Inner::Delete(m) => m.wake(local_ms),
             Inner::Update(m) => m.wake(local_ms),
+            Inner::Query(m) => m.wake(local_ms),
             Inner::Gc(m, _) => m.wake(local_ms),
         }
     }
@@ -265,6 +299,7 @@ impl Machine {
             Inner::Read(m) => m.work(),
             Inner::Delete(m) => m.work(),
             Inner::Update(m) => m.work(),
+            Inner::Query(m) => m.work(),
             Inner::Gc(m, _) => m.work(),
         }
     }
@@ -308,6 +343,7 @@ impl Machine {
             Inner::Read(m) => m.cancel(),
             Inner::Delete(m) => m.cancel(),
             Inner::Update(m) => m.cancel(),
+            Inner::Query(m) => m.cancel(),
             Inner::Gc(m, _) => m.cancel(),
         }
     }
@@ -319,6 +355,7 @@ impl Machine {
             Inner::Read(m) => m.progress(),
             Inner::Delete(m) => m.progress(),
             Inner::Update(m) => m.progress(),
+            Inner::Query(m) => m.progress(),
             Inner::Gc(m, _) => m.progress(),
         };
         protocol::progress(progress)

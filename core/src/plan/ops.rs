@@ -197,6 +197,33 @@ pub struct BatchGet {
     pub attributes: Vec<String>,
 }
 
+/// One page of a caller's own Query, or of a Scan when it has no key
+/// condition: what `query` reads items through. Expressions and their
+/// placeholders are the caller's, sent as given.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Query {
+    /// Table name.
+    pub table: String,
+    /// A secondary index to read instead of the table (`IndexName`).
+    pub index: Option<String>,
+    /// The `KeyConditionExpression`; `None` makes it a Scan.
+    pub key_condition: Option<String>,
+    /// The `FilterExpression`.
+    pub filter: Option<String>,
+    /// `ExpressionAttributeNames`.
+    pub names: BTreeMap<String, String>,
+    /// `ExpressionAttributeValues`.
+    pub values: Item,
+    /// Strongly consistent (not on a global secondary index).
+    pub consistent: bool,
+    /// Ascending sort key order (`ScanIndexForward`; a Query's only).
+    pub forward: bool,
+    /// The most items a page evaluates (`Limit`).
+    pub limit: Option<u32>,
+    /// Where the page starts: the previous page's `LastEvaluatedKey`.
+    pub start: Option<Item>,
+}
+
 /// One page of a Scan.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Scan {

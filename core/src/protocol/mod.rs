@@ -1,6 +1,7 @@
 //! The protocols, as state machines that do no I/O: writing a virtual item
 //! ([`PutMachine`]), reading one ([`ReadMachine`]), deleting one
-//! ([`DeleteMachine`]), updating one ([`UpdateMachine`]), collecting what crashed writers left
+//! ([`DeleteMachine`]), updating one ([`UpdateMachine`]), reading whole
+//! items from a caller's Query or Scan ([`QueryMachine`]), collecting what crashed writers left
 //! ([`GcMachine`]), and one plain request with retries ([`Call`]).
 //!
 //! A machine decides everything: which requests to send and when, which
@@ -42,6 +43,7 @@ mod gc;
 mod pace;
 pub mod policy;
 mod put;
+mod query;
 mod read;
 mod request;
 mod update;
@@ -55,6 +57,7 @@ pub use gc::{GcMachine, GcOptions, GcReport};
 pub use pace::{Pace, Signal};
 pub use policy::RetryPolicy;
 pub use put::{PutMachine, PutOptions, PutOutcome, PutSource};
+pub use query::{QueryMachine, QueryOptions, QueryOutcome};
 pub use read::{GetOptions, ReadMachine, ReadOutcome, Sink};
 pub use request::{
     Answer, Failure, FailureKind, Operation, Request, RequestId, Response, Send, StoreDate,
@@ -74,8 +77,9 @@ pub enum Step<T> {
     /// Give the machine up to this many more bytes of its payload, or tell
     /// it the payload ended ([`PutMachine::input`]).
     Input(usize),
-    /// Decoded bytes are ready: take them ([`ReadMachine::output`]), then
-    /// poll again.
+    /// Output is ready: take it (a read's decoded bytes with
+    /// [`ReadMachine::output`], a query's items with
+    /// [`QueryMachine::take`]), then poll again.
     Output,
     /// Throw away the output taken so far: the read starts over, from a
     /// newer version (a concurrent overwrite replaced the one being read).

@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use crate::plan::{
-    BatchGet, BatchWrite, Delete, Get, Put, Scan, Transaction, Update, WriteRequest,
+    BatchGet, BatchWrite, Delete, Get, Put, Query, Scan, Transaction, Update, WriteRequest,
 };
 use crate::value::Item;
 
@@ -36,6 +36,8 @@ pub enum Operation {
     BatchGetItem,
     /// Scan.
     Scan,
+    /// Query.
+    Query,
 }
 
 impl Operation {
@@ -50,12 +52,16 @@ impl Operation {
             Self::BatchWriteItem => "BatchWriteItem",
             Self::BatchGetItem => "BatchGetItem",
             Self::Scan => "Scan",
+            Self::Query => "Query",
         }
     }
 
     /// True for reads, whose capacity is counted in read units.
     pub fn reads(self) -> bool {
-        matches!(self, Self::GetItem | Self::BatchGetItem | Self::Scan)
+        matches!(
+            self,
+            Self::GetItem | Self::BatchGetItem | Self::Scan | Self::Query
+        )
     }
 }
 
@@ -86,6 +92,8 @@ pub enum Request {
     BatchGet(BatchGet),
     /// One page of a Scan.
     Scan(Scan),
+    /// One page of a caller's Query (a Scan when it has no key condition).
+    Query(Query),
 }
 
 impl Request {
@@ -100,6 +108,8 @@ impl Request {
             Self::BatchWrite(_) => Operation::BatchWriteItem,
             Self::BatchGet(_) => Operation::BatchGetItem,
             Self::Scan(_) => Operation::Scan,
+            Self::Query(q) if q.key_condition.is_none() => Operation::Scan,
+            Self::Query(_) => Operation::Query,
         }
     }
 }
@@ -145,8 +155,8 @@ pub enum Answer {
         /// Keys unprocessed.
         unprocessed: Vec<Item>,
     },
-    /// A Scan page: its items and where the next page starts (`None`: the
-    /// last page).
+    /// A Scan or Query page: its items and where the next page starts
+    /// (`None`: the last page).
     Scan {
         /// The page's items.
         items: Vec<Item>,

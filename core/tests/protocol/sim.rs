@@ -243,6 +243,33 @@ impl Store {
                     unprocessed: left.to_vec(),
                 })
             }
+            // A Scan (no key condition), or a Query of one partition key
+            // (`#p = :p`): the two shapes the tests send.
+            Request::Query(query) => {
+                let stored = &self.tables[&query.table];
+                let from = query.start.as_ref().map(|k| stored.key.key_of(k));
+                let wanted = match query.key_condition.as_deref() {
+                    None => None,
+                    Some("#p = :p") => Some((&query.names["#p"], &query.values[":p"])),
+                    Some(other) => panic!("a key condition the simulation does not read: {other}"),
+                };
+                let limit = query.limit.map_or(self.scan_page, |l| l as usize);
+                let mut page: Vec<Item> = stored
+                    .items
+                    .iter()
+                    .filter(|(k, _)| from.as_ref().is_none_or(|f| *k > f))
+                    .filter(|(_, item)| {
+                        wanted.is_none_or(|(name, value)| item.get(name.as_str()) == Some(value))
+                    })
+                    .take(limit + 1)
+                    .map(|(_, item)| item.clone())
+                    .collect();
+                let next = (page.len() > limit).then(|| {
+                    page.truncate(limit);
+                    stored.key.key_of(page.last().unwrap())
+                });
+                Ok(Answer::Scan { items: page, next })
+            }
             Request::Scan(scan) => {
                 let stored = &self.tables[&scan.table];
                 let from = scan.start.as_ref().map(|k| stored.key.key_of(k));

@@ -60,6 +60,9 @@ pub enum Command {
     Update(UpdateArgs),
     /// Delete an item and its chunks.
     Rm(KeyArgs),
+    /// Run a Query (or, with no --key-condition, a Scan) and print each item whole, one
+    /// line of DynamoDB JSON per item; chunk items are never printed.
+    Query(QueryArgs),
     /// List the items of a table.
     Ls(TableArgs),
     /// Show how an item is stored: parent, chunks, codec, sizes, capacity.
@@ -275,6 +278,42 @@ impl ModeArg {
             Self::Batch => WriteMode::Batch,
         }
     }
+}
+
+/// What `query` takes: a Query's (or Scan's) own parameters.
+#[derive(Debug, Args)]
+pub struct QueryArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// The KeyConditionExpression (`pk = :p AND begins_with(sk, :s)`);
+    /// without it the table (or index) is scanned.
+    #[arg(long)]
+    pub key_condition: Option<String>,
+    /// The FilterExpression.
+    #[arg(long)]
+    pub filter: Option<String>,
+    /// ExpressionAttributeNames, as JSON ({"#s": "status"}).
+    #[arg(long)]
+    pub names: Option<String>,
+    /// ExpressionAttributeValues, in DynamoDB JSON ({":p": {"S": "CUSTOMER#1"}}), or @path.
+    #[arg(long)]
+    pub values: Option<String>,
+    /// A secondary index to read instead of the table (it must project
+    /// _ds for its virtual items to be read whole: ALL, or INCLUDE _ds).
+    #[arg(long)]
+    pub index: Option<String>,
+    /// Sort keys in descending order.
+    #[arg(long)]
+    pub descending: bool,
+    /// Strongly consistent pages (virtual items are always read so).
+    #[arg(long)]
+    pub consistent: bool,
+    /// Print parents of virtual items as stored, with their manifest; read no chunk.
+    #[arg(long)]
+    pub lazy: bool,
+    /// Virtual items read at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
 }
 
 /// What `get` takes.

@@ -3,6 +3,7 @@
 pub mod args;
 mod commands;
 pub mod output;
+mod query;
 mod update;
 
 use std::process::ExitCode;
@@ -21,6 +22,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Update(a) => a.item.json.json,
         Command::Rm(a) | Command::Inspect(a) => a.json.json,
         Command::Ls(a) => a.json.json,
+        Command::Query(a) => a.table.json.json,
         Command::Gc(a) => a.table.json.json,
         Command::Tables(TablesCommand::Create(a)) => a.json.json,
         Command::Serve(_) => false,
@@ -65,6 +67,7 @@ pub fn limit_flag(cli: &Cli) -> Option<&'static str> {
         | Command::Update(_)
         | Command::Inspect(_)
         | Command::Ls(_)
+        | Command::Query(_)
         | Command::Gc(_)
         | Command::Tables(_)
         | Command::Serve(_) => None,
@@ -94,6 +97,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
         Command::Update(a) => update::update(client, a, json).await,
         Command::Rm(a) => commands::rm(client, a, json).await,
         Command::Ls(a) => commands::ls(client, a, json).await,
+        Command::Query(a) => query::query(client, a, json).await,
         Command::Inspect(a) => commands::inspect(client, a, json).await,
         Command::Gc(a) => commands::gc(client, a, json).await,
         Command::Tables(TablesCommand::Create(a)) => commands::create(client, a, json).await,

@@ -17,8 +17,8 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types as sdk;
 use dynaslice_core::Item;
 use dynaslice_core::plan::{
-    BatchGet, BatchWrite, Condition, Delete, Get, Put, Scan, TransactAction, Transaction, Update,
-    WriteRequest,
+    BatchGet, BatchWrite, Condition, Delete, Get, Put, Query, Scan, TransactAction, Transaction,
+    Update, WriteRequest,
 };
 use dynaslice_core::protocol::{Answer, Failure, FailureKind, Request, Response, StoreDate};
 
@@ -45,6 +45,7 @@ pub(crate) async fn send(client: &Client, request: Request) -> Response {
         Request::BatchWrite(batch) => batch_write(client, batch, &date).await,
         Request::BatchGet(get) => batch_get(client, get, &date).await,
         Request::Scan(scan) => scan_page(client, scan, &date).await,
+        Request::Query(query) => query_page(client, query, &date).await,
     };
     let (result, consumed) = match result {
         Ok((answer, consumed)) => (Ok(answer), consumed),
@@ -425,18 +426,80 @@ async fn scan_page(client: &Client, scan: Scan, date: &DateSeen) -> Sent {
         .await
         .map_err(|e| failure_of(&e))?;
     let consumed = units(output.consumed_capacity.as_ref());
-    let items = output
-        .items
+    page(output.items, output.last_evaluated_key, consumed, "Scan")
+}
+
+/// A Scan or Query page's answer.
+fn page(
+    items: Option<Vec<SdkItem>>,
+    next: Option<SdkItem>,
+    consumed: f64,
+    operation: &str,
+) -> Sent {
+    let items = items
         .unwrap_or_default()
         .into_iter()
-        .map(|i| item_from_sdk(i).ok_or_else(|| unreadable("Scan")))
+        .map(|i| item_from_sdk(i).ok_or_else(|| unreadable(operation)))
         .collect::<Result<Vec<_>, _>>()?;
-    let next = output
-        .last_evaluated_key
+    let next = next
         .filter(|key| !key.is_empty())
-        .map(|key| item_from_sdk(key).ok_or_else(|| unreadable("Scan")))
+        .map(|key| item_from_sdk(key).ok_or_else(|| unreadable(operation)))
         .transpose()?;
     Ok((Answer::Scan { items, next }, consumed))
+}
+
+/// One page of a caller's Query, or of a Scan when it has no key condition.
+async fn query_page(client: &Client, query: Query, date: &DateSeen) -> Sent {
+    let names = (!query.names.is_empty()).then(|| query.names.into_iter().collect());
+    let values = (!query.values.is_empty()).then(|| {
+        query
+            .values
+            .into_iter()
+            .map(|(k, v)| (k, to_sdk(v)))
+            .collect()
+    });
+    let limit = query.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
+    let start = query.start.map(item_to_sdk);
+    let Some(key_condition) = query.key_condition else {
+        let output = client
+            .scan()
+            .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
+            .table_name(query.table)
+            .set_index_name(query.index)
+            .set_filter_expression(query.filter)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values(values)
+            .consistent_read(query.consistent)
+            .set_limit(limit)
+            .set_exclusive_start_key(start)
+            .customize()
+            .interceptor(date.clone())
+            .send()
+            .await
+            .map_err(|e| failure_of(&e))?;
+        let consumed = units(output.consumed_capacity.as_ref());
+        return page(output.items, output.last_evaluated_key, consumed, "Scan");
+    };
+    let output = client
+        .query()
+        .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
+        .table_name(query.table)
+        .set_index_name(query.index)
+        .key_condition_expression(key_condition)
+        .set_filter_expression(query.filter)
+        .set_expression_attribute_names(names)
+        .set_expression_attribute_values(values)
+        .consistent_read(query.consistent)
+        .scan_index_forward(query.forward)
+        .set_limit(limit)
+        .set_exclusive_start_key(start)
+        .customize()
+        .interceptor(date.clone())
+        .send()
+        .await
+        .map_err(|e| failure_of(&e))?;
+    let consumed = units(output.consumed_capacity.as_ref());
+    page(output.items, output.last_evaluated_key, consumed, "Query")
 }
 
 /// The `Date` header of a request's answer, read as the answer arrives (the

@@ -202,8 +202,8 @@ test('deleteRequests: the parent\'s conditional delete, then deletes of exactly 
   assert.deepEqual(deleteItem, {
     TableName: 'docs',
     Key: { pk: { S: 'doc' } },
-    ConditionExpression: '#m.#v = :v',
-    ExpressionAttributeNames: { '#m': '_ds', '#v': 'v' },
+    ConditionExpression: '#m.#v = :v AND attribute_not_exists(#m.#u)',
+    ExpressionAttributeNames: { '#m': '_ds', '#v': 'v', '#u': 'u' },
     ExpressionAttributeValues: { ':v': { S: manifest.version } },
   });
   assert.deepEqual(batchEntries(batchWriteItems, 'docs_chunks'), chunks.map((c) => ({ DeleteRequest: { Key: { pk: c.pk } } })));

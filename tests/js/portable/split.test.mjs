@@ -198,8 +198,8 @@ test('expect: a stored split parent makes the write conditional on its version, 
   const oldVersion = old.manifest.version;
   const replacedKeys = old.chunks.map((chunk) => ({ DeleteRequest: { Key: { pk: chunk.pk } } }));
   const condition = {
-    ConditionExpression: '#m.#v = :v',
-    ExpressionAttributeNames: { '#m': '_ds', '#v': 'v' },
+    ConditionExpression: '#m.#v = :v AND attribute_not_exists(#m.#u)',
+    ExpressionAttributeNames: { '#m': '_ds', '#v': 'v', '#u': 'u' },
     ExpressionAttributeValues: { ':v': { S: oldVersion } },
   };
   for (const [item, mode] of [[big(1_000_000), 'atomic'], [{ pk: { S: 'doc' }, small: { S: 'x' } }, 'single']]) {
@@ -379,7 +379,7 @@ test("commit: 'overwrite' plans last writer wins: an unconditional commit return
   const old = split(big(1_000_000), { ...table, chunkItemBytes: 100_000 });
   const next = split(big(900_000), { ...table, expect: old.parent, commit: 'overwrite' });
   assert.deepEqual(next.requests.overwrite, { TableName: 'docs', Item: next.parent, ReturnValues: 'ALL_OLD' });
-  assert.equal(next.requests.commit.ConditionExpression, '#m.#v = :v', 'the fallback stays pinned to the parent read');
+  assert.equal(next.requests.commit.ConditionExpression, '#m.#v = :v AND attribute_not_exists(#m.#u)', 'the fallback stays pinned to the parent read');
   const small = split({ pk: { S: 'doc' }, x: { S: 'new' } }, { ...table, expect: old.parent, commit: 'overwrite' });
   assert.deepEqual(small.requests.putItem, { TableName: 'docs', Item: small.parent, ReturnValues: 'ALL_OLD' });
   assert.deepEqual(small.requests.cleanup, [], 'learned from the answer instead');

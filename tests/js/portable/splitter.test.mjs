@@ -82,7 +82,7 @@ test('Splitter: expect a stored parent makes the commit conditional and cleans i
   const splitter = new Splitter(head, { ...stream, expect: old.parent });
   const { result } = pushAll(splitter, data, 500_000);
   splitter.free();
-  assert.equal(result.requests.commit.ConditionExpression, '#m.#v = :v');
+  assert.equal(result.requests.commit.ConditionExpression, '#m.#v = :v AND attribute_not_exists(#m.#u)');
   assert.deepEqual(result.requests.commit.ExpressionAttributeValues, { ':v': { S: old.manifest.version } });
   assert.deepEqual(batchEntries(result.requests.cleanup, 'docs_chunks'), old.chunks.map((c) => ({ DeleteRequest: { Key: { pk: c.pk } } })));
 });

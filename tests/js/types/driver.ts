@@ -4,7 +4,7 @@
 // Lines marked @ts-expect-error must stay errors.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream, updateItem } from 'dynaslice/dynamodb';
+import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream, queryItems, updateItem } from 'dynaslice/dynamodb';
 import type { GcReport, GetResult, PutProgress, PutResult, UpdateResult } from 'dynaslice/dynamodb';
 
 const client = new DynamoDBClient({});
@@ -40,6 +40,12 @@ export async function use(): Promise<void> {
   console.log(first.done ? 0 : first.value.byteLength);
   const updated: UpdateResult = await updateItem(client, { pk: { S: 'a' } }, { set: { status: { S: 'done' } }, remove: ['draft'] }, { ...table, dryRun: true });
   console.log(updated.path === 'parent' ? updated.writeUnits : updated.put?.version, updated.consumed.writeUnits);
+  for await (const item of queryItems(client, { KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': { S: 'a' } } }, { ...table, itemConcurrency: 2 })) {
+    console.log(item);
+  }
+  const pages = queryItems(doc, { IndexName: 'gsi1', KeyConditionExpression: 'g = :g', ExpressionAttributeValues: { ':g': 'x' } }, { ...table, format: 'plain', lazy: true });
+  const last = await pages.next();
+  console.log(last.done ? last.value.chunksSkipped : last.value);
   const gone = await deleteItem(client, { pk: { S: 'a' } }, { ...table, signal: controller.signal });
   const report: GcReport = await gc(client, { ...table, graceMs: 60_000, dryRun: true });
   console.log(seen, replaced.mode, streamed.cleanupLeft, got.item, got.version, plain.consumed.readUnits, gone.chunksLeft, report.unreadableParents);
@@ -56,6 +62,8 @@ export async function use(): Promise<void> {
   await getStream(client, { pk: { S: 'f' } }, table);
   // @ts-expect-error remove takes names
   await updateItem(client, { pk: { S: 'a' } }, { remove: 'draft' }, table);
+  // @ts-expect-error a query's input is an object
+  queryItems(client, 'pk = :p', table);
   // @ts-expect-error retry attempts are a number
   await gc(client, { ...table, retry: { maxAttempts: 'many' } });
 }

@@ -13,6 +13,7 @@ import {
   DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
+  QueryCommand,
   ScanCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -28,6 +29,7 @@ const COMMANDS = {
   BatchWriteItem: BatchWriteItemCommand,
   BatchGetItem: BatchGetItemCommand,
   Scan: ScanCommand,
+  Query: QueryCommand,
 };
 
 /**
@@ -121,6 +123,7 @@ function answerOf(operation, output) {
         items: many(Object.values(output.Responses ?? {}).flat(), 'items'),
         unprocessed: many(Object.values(output.UnprocessedKeys ?? {}).flatMap((k) => k?.Keys ?? []), 'keys'),
       };
+    case 'Query':
     case 'Scan': {
       const next = output.LastEvaluatedKey;
       return { items: many(output.Items ?? [], 'items'), next: next && Object.keys(next).length > 0 ? optional(next) : undefined };

@@ -7,13 +7,14 @@ use dynaslice_core::codec::Compression;
 use dynaslice_core::layout;
 use dynaslice_core::layout::Layout;
 use dynaslice_core::plan::WriteMode;
-use dynaslice_core::plan::{Commit, Precondition};
-use dynaslice_core::protocol::{GcOptions, GetOptions, PutOptions, RetryPolicy};
+use dynaslice_core::plan::{Commit, Precondition, Query};
+use dynaslice_core::protocol::{GcOptions, GetOptions, PutOptions, QueryOptions, RetryPolicy};
 use dynaslice_core::{
-    CodecChoice, DEFAULT_MAX_RAW_BYTES, IndexKey, KeySchema, KeyType, ReassembleOptions,
+    CodecChoice, DEFAULT_MAX_RAW_BYTES, IndexKey, Item, KeySchema, KeyType, ReassembleOptions,
     SplitOptions, VersionId,
 };
 use js_sys::Array;
+use std::collections::BTreeMap;
 use wasm_bindgen::{JsCast, JsValue};
 
 use super::get;
@@ -26,7 +27,8 @@ fn bad(option: &str, expected: &str) -> Failure {
     )
 }
 
-fn text(options: &JsValue, name: &str) -> Result<Option<String>, Failure> {
+/// A string option (`None` when not given).
+pub fn text(options: &JsValue, name: &str) -> Result<Option<String>, Failure> {
     let value = get(options, name);
     if value.is_undefined() {
         return Ok(None);
@@ -461,6 +463,56 @@ pub fn get_options(table: &TableOptions, options: &JsValue) -> Result<GetOptions
         retry: retry(options)?,
         concurrency: positive(options, "concurrency", GetOptions::default().concurrency)?,
         ..GetOptions::default()
+    })
+}
+
+/// A query's options: `itemConcurrency` (virtual items read at once),
+/// `lazy`, and a read's.
+pub fn query_options(table: &TableOptions, options: &JsValue) -> Result<QueryOptions, Failure> {
+    let defaults = QueryOptions::default();
+    Ok(QueryOptions {
+        get: get_options(table, options)?,
+        concurrency: positive(options, "itemConcurrency", defaults.concurrency)?,
+        lazy: super::flag(options, "lazy", defaults.lazy)?,
+    })
+}
+
+/// The caller's `QueryCommand` (or `ScanCommand`, with no
+/// `KeyConditionExpression`) input as a query of core's, its
+/// `ExpressionAttributeValues` and `ExclusiveStartKey` given as value
+/// streams.
+pub fn query_input(input: &JsValue, values: Item, start: Option<Item>) -> Result<Query, Failure> {
+    let table = text(input, "TableName")?.ok_or_else(|| bad("TableName", "the table's name"))?;
+    let names_value = get(input, "ExpressionAttributeNames");
+    let mut names = BTreeMap::new();
+    if !names_value.is_undefined() {
+        let object: &js_sys::Object = names_value
+            .dyn_ref()
+            .ok_or_else(|| bad("ExpressionAttributeNames", "an object of strings"))?;
+        for entry in js_sys::Object::entries(object).iter() {
+            let pair: js_sys::Array = entry.into();
+            let (key, value) = (pair.get(0).as_string(), pair.get(1).as_string());
+            let (Some(key), Some(value)) = (key, value) else {
+                return Err(bad("ExpressionAttributeNames", "an object of strings"));
+            };
+            names.insert(key, value);
+        }
+    }
+    let limit = match get(input, "Limit").is_undefined() {
+        true => None,
+        false => Some(u32::try_from(positive(input, "Limit", 1)?).unwrap_or(u32::MAX)),
+    };
+    Ok(Query {
+        table,
+        index: text(input, "IndexName")?,
+        key_condition: text(input, "KeyConditionExpression")?,
+        filter: text(input, "FilterExpression")?,
+        names,
+        values,
+        consistent: super::flag(input, "ConsistentRead", false)?,
+        forward: super::flag(input, "ScanIndexForward", true)?,
+        limit,
+        start,
     })
 }
 

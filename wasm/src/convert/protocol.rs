@@ -6,11 +6,11 @@
 use dynaslice_core::Code;
 use dynaslice_core::Item;
 use dynaslice_core::manifest::Manifest;
-use dynaslice_core::plan::{BatchGet, Scan, WriteRequest};
+use dynaslice_core::plan::{BatchGet, Query, Scan, WriteRequest};
 use dynaslice_core::protocol::{
     Answer, Consumed, DeleteOutcome, Failure as RequestFailure, FailureKind, GcReport, Operation,
-    Progress, PutOutcome, ReadOutcome, Request, Response, RetryPolicy, Send, StoreDate,
-    UpdateOutcome,
+    Progress, PutOutcome, QueryOutcome, ReadOutcome, Request, Response, RetryPolicy, Send,
+    StoreDate, UpdateOutcome,
 };
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
@@ -54,6 +54,7 @@ fn request_input(request: &Request) -> JsValue {
         Request::BatchWrite(batch) => requests::batch_writes(core::slice::from_ref(batch)).get(0),
         Request::BatchGet(get) => batch_get(get),
         Request::Scan(scan) => scan_input(scan),
+        Request::Query(query) => query_input(query),
     }
 }
 
@@ -100,6 +101,45 @@ fn scan_input(scan: &Scan) -> JsValue {
         set(&input, "Limit", &limit.into());
     }
     project(&input, &scan.attributes);
+    input.into()
+}
+
+/// A query's page as `QueryCommand` (or `ScanCommand`) input.
+fn query_input(query: &Query) -> JsValue {
+    let input = Object::new();
+    set(&input, "TableName", &query.table.as_str().into());
+    let text = |name: &str, value: &Option<String>| {
+        if let Some(value) = value {
+            set(&input, name, &value.as_str().into());
+        }
+    };
+    text("IndexName", &query.index);
+    text("KeyConditionExpression", &query.key_condition);
+    text("FilterExpression", &query.filter);
+    if !query.names.is_empty() {
+        let names = Object::new();
+        for (k, v) in &query.names {
+            set(&names, k, &v.as_str().into());
+        }
+        set(&input, "ExpressionAttributeNames", &names);
+    }
+    if !query.values.is_empty() {
+        set(
+            &input,
+            "ExpressionAttributeValues",
+            &dynamodb_item(&query.values),
+        );
+    }
+    set(&input, "ConsistentRead", &query.consistent.into());
+    if query.key_condition.is_some() {
+        set(&input, "ScanIndexForward", &query.forward.into());
+    }
+    if let Some(limit) = query.limit {
+        set(&input, "Limit", &limit.into());
+    }
+    if let Some(start) = &query.start {
+        set(&input, "ExclusiveStartKey", &dynamodb_item(start));
+    }
     input.into()
 }
 
@@ -158,7 +198,7 @@ pub fn response(operation: Operation, value: &JsValue) -> Result<Response, Failu
                 items: items(&get(value, "items"))?,
                 unprocessed: items(&get(value, "unprocessed"))?,
             },
-            Operation::Scan => Answer::Scan {
+            Operation::Scan | Operation::Query => Answer::Scan {
                 items: items(&get(value, "items"))?,
                 next: optional_item(&get(value, "next"))?,
             },
@@ -344,6 +384,23 @@ pub fn update_outcome(outcome: &UpdateOutcome) -> JsValue {
     );
     if let Some(put) = &outcome.put {
         set(&result, "put", &put_outcome(put));
+    }
+    set(&result, "consumed", &consumed(outcome.consumed));
+    result.into()
+}
+
+/// A query's result: `{ items, virtualItems, chunksSkipped, vanished,
+/// pages, consumed }`.
+pub fn query_outcome(outcome: &QueryOutcome) -> JsValue {
+    let result = Object::new();
+    for (name, count) in [
+        ("items", outcome.items),
+        ("virtualItems", outcome.virtual_items),
+        ("chunksSkipped", outcome.chunks_skipped),
+        ("vanished", outcome.vanished),
+        ("pages", u64::from(outcome.pages)),
+    ] {
+        set(&result, name, &(count as f64).into());
     }
     set(&result, "consumed", &consumed(outcome.consumed));
     result.into()

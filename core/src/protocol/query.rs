@@ -1,0 +1,404 @@
+//! Whole items from a caller's own Query or Scan (docs/FORMAT.md, "Queries"):
+//! pages of the caller's request, in order; the chunk items an
+//! item-collection layout returns beside the items never yielded; each
+//! parent of a virtual item read whole ([`ReadMachine`]: a consistent
+//! parent read, every chunk's digest and the whole item's checked), a few
+//! at a time; plain items yielded as the page gave them. Items come out in
+//! the order of the pages, with [`Step::Output`] and
+//! [`QueryMachine::take`].
+
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use super::clock::StoreClock;
+use super::error::ProtocolError;
+use super::flights::{Consumed, Flights, Resend, Settled};
+use super::pace::Pace;
+use super::policy::{DEFAULT_CONCURRENCY, INITIAL_READ_LIMIT};
+use super::read::{GetOptions, ReadMachine, Sink};
+use super::request::{Answer, Request, RequestId, Response};
+use super::{Env, Machine, Step};
+use crate::manifest::MANIFEST_ATTRIBUTE;
+use crate::plan::Query;
+use crate::table::Table;
+use crate::value::Item;
+
+/// How to query.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueryOptions {
+    /// How each virtual item is read (its size limit, retries).
+    pub get: GetOptions,
+    /// Virtual items read at once (default 4): what the query holds in
+    /// memory is at most this many items.
+    pub concurrency: usize,
+    /// Yield the parents of virtual items as the pages gave them (with
+    /// their manifest, `_ds`), reading no chunk: the caller loads the ones
+    /// it wants.
+    pub lazy: bool,
+}
+
+impl Default for QueryOptions {
+    fn default() -> Self {
+        Self {
+            get: GetOptions::default(),
+            concurrency: 4,
+            lazy: false,
+        }
+    }
+}
+
+/// What a query did.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct QueryOutcome {
+    /// Items yielded.
+    pub items: u64,
+    /// Of them, virtual items read whole.
+    pub virtual_items: u64,
+    /// Chunk items the pages held, not yielded.
+    pub chunks_skipped: u64,
+    /// Parents the pages held that were deleted (or had expired) before
+    /// they were read (not yielded).
+    pub vanished: u64,
+    /// Pages read.
+    pub pages: u32,
+    /// Capacity units the store reported consuming, reads of items included.
+    pub consumed: Consumed,
+}
+
+/// A page's item, in order.
+enum Slot {
+    /// Ready to yield.
+    Ready(Item),
+    /// A parent to read whole, not started.
+    Parent(Item),
+    /// Being read by the read of this serial.
+    Reading(u64),
+    /// Its read found no item: skipped.
+    Gone,
+}
+
+/// Ids of page requests carry this tag; a read's are its serial (from 1)
+/// shifted by [`READ_SHIFT`], plus its own. All below 2^53: a JavaScript
+/// executor holds ids as numbers.
+const PAGE_TAG: u64 = 1 << 52;
+const READ_SHIFT: u32 = 20;
+
+/// Whole items from a Query or Scan (see the module's documentation).
+pub struct QueryMachine {
+    table: Table,
+    query: Query,
+    options: QueryOptions,
+    flights: Flights<()>,
+    /// A page is out, or another is to be read.
+    page_out: bool,
+    more: bool,
+    slots: VecDeque<Slot>,
+    reads: Vec<(u64, Box<ReadMachine>)>,
+    serial: u64,
+    /// The read that asked for work.
+    working: Option<u64>,
+    ready: Vec<Item>,
+    outcome: QueryOutcome,
+    done: Option<Result<(), ProtocolError>>,
+    /// The end was reported.
+    over: bool,
+    local_ms: u64,
+}
+
+impl QueryMachine {
+    /// Whole items of `table` from the pages of `query` (whose table or
+    /// index is the caller's; a query of an index must project `_ds` for
+    /// its virtual items to be told from plain ones).
+    pub fn new(table: Table, query: Query, options: QueryOptions, env: Env) -> Self {
+        let pace = Pace::new(INITIAL_READ_LIMIT, DEFAULT_CONCURRENCY);
+        let retry = options.get.retry;
+        let flights = Flights::new(retry, pace, StoreClock::new(env.local_ms), env.seed);
+        let mut machine = Self {
+            table,
+            query,
+            options,
+            flights,
+            page_out: false,
+            more: true,
+            slots: VecDeque::new(),
+            reads: Vec::new(),
+            serial: 0,
+            working: None,
+            ready: Vec::new(),
+            outcome: QueryOutcome::default(),
+            done: None,
+            over: false,
+            local_ms: env.local_ms,
+        };
+        machine.options.concurrency = machine.options.concurrency.max(1);
+        machine.next_page();
+        machine
+    }
+
+    /// The items ready ([`Step::Output`]), in order.
+    pub fn take(&mut self) -> Vec<Item> {
+        self.outcome.items += self.ready.len() as u64;
+        core::mem::take(&mut self.ready)
+    }
+
+    fn next_page(&mut self) {
+        self.flights
+            .send(Request::Query(self.query.clone()), (), Resend::Transient);
+        self.page_out = true;
+    }
+
+    fn page(&mut self, items: Vec<Item>, next: Option<Item>) {
+        self.outcome.pages += 1;
+        self.page_out = false;
+        self.more = next.is_some();
+        self.query.start = next;
+        for item in items {
+            let slot = if self.table.is_chunk(&item) {
+                self.outcome.chunks_skipped += 1;
+                continue;
+            } else if !self.options.lazy && item.contains_key(MANIFEST_ATTRIBUTE) {
+                Slot::Parent(item)
+            } else {
+                Slot::Ready(item)
+            };
+            self.slots.push_back(slot);
+        }
+    }
+
+    /// Starts reads of parents, up to the concurrency; true when it
+    /// started any.
+    fn start_reads(&mut self) -> bool {
+        let mut started = false;
+        for slot in self.slots.iter_mut() {
+            if self.reads.len() >= self.options.concurrency {
+                break;
+            }
+            let Slot::Parent(parent) = slot else { continue };
+            let key = self.table.key.key_of(parent);
+            self.serial += 1;
+            let env = Env {
+                local_ms: self.local_ms,
+                seed: self.flights.random() as u64,
+            };
+            let read = ReadMachine::new(
+                &key,
+                self.table.clone(),
+                Sink::Item,
+                self.options.get.clone(),
+                None,
+                env,
+            );
+            self.reads.push((self.serial, Box::new(read)));
+            *slot = Slot::Reading(self.serial);
+            started = true;
+        }
+        started
+    }
+
+    /// Moves the items ready at the head of the order out.
+    fn release(&mut self) {
+        while let Some(slot) = self.slots.front() {
+            match slot {
+                Slot::Ready(_) => {
+                    if let Some(Slot::Ready(item)) = self.slots.pop_front() {
+                        self.ready.push(item);
+                    }
+                }
+                Slot::Gone => {
+                    self.slots.pop_front();
+                }
+                Slot::Parent(_) | Slot::Reading(_) => return,
+            }
+        }
+    }
+
+    fn read_done(&mut self, serial: u64, item: Option<Item>) {
+        let consumed = self
+            .reads
+            .iter()
+            .find(|(s, _)| *s == serial)
+            .map(|(_, read)| read.consumed())
+            .unwrap_or_default();
+        self.outcome.consumed.read += consumed.read;
+        self.reads.retain(|(s, _)| *s != serial);
+        let slot = self
+            .slots
+            .iter_mut()
+            .find(|slot| matches!(slot, Slot::Reading(s) if *s == serial));
+        if let Some(slot) = slot {
+            *slot = match item {
+                Some(item) => {
+                    self.outcome.virtual_items += 1;
+                    Slot::Ready(item)
+                }
+                None => {
+                    self.outcome.vanished += 1;
+                    Slot::Gone
+                }
+            };
+        }
+    }
+
+    fn finish(&mut self, result: Result<(), ProtocolError>) {
+        self.flights.stop();
+        for (_, read) in &mut self.reads {
+            read.cancel();
+        }
+        self.reads.clear();
+        self.done = Some(result);
+    }
+
+    /// Polls the reads: a step one of them needs, if any.
+    fn poll_reads(&mut self) -> Option<Step<QueryOutcome>> {
+        let mut sleep: Option<core::time::Duration> = None;
+        let mut at = 0;
+        while at < self.reads.len() {
+            let (serial, read) = &mut self.reads[at];
+            let serial = *serial;
+            match read.poll() {
+                Step::Send(mut send) => {
+                    send.id = RequestId(serial << READ_SHIFT | send.id.0);
+                    return Some(Step::Send(send));
+                }
+                Step::Work => {
+                    self.working = Some(serial);
+                    return Some(Step::Work);
+                }
+                Step::Done(Ok(outcome)) => {
+                    self.read_done(serial, outcome.and_then(|o| o.item));
+                    continue;
+                }
+                // Expired: DynamoDB's TTL is deleting it, as if it were gone.
+                Step::Done(Err(ProtocolError::ItemExpired { .. })) => {
+                    self.read_done(serial, None);
+                    continue;
+                }
+                Step::Done(Err(error)) => {
+                    self.finish(Err(error));
+                    return None;
+                }
+                Step::Sleep(pause) => {
+                    sleep = Some(sleep.map_or(pause, |s| s.min(pause)));
+                }
+                // A whole-item read moves no bytes.
+                Step::Wait | Step::Input(_) | Step::Output | Step::Restart => {}
+            }
+            at += 1;
+        }
+        sleep.map(Step::Sleep)
+    }
+}
+
+impl Machine for QueryMachine {
+    type Output = QueryOutcome;
+
+    fn poll(&mut self) -> Step<QueryOutcome> {
+        loop {
+            if self.over {
+                return Step::Done(Err(ProtocolError::Cancelled));
+            }
+            if let Some(result) = &self.done {
+                // Items ready go out before the end.
+                if result.is_ok() && !self.ready.is_empty() {
+                    return Step::Output;
+                }
+                self.over = true;
+                let mut outcome = self.outcome.clone();
+                outcome.consumed.read += self.flights.consumed.read;
+                return match self.done.take() {
+                    Some(Err(error)) => Step::Done(Err(error)),
+                    _ => Step::Done(Ok(outcome)),
+                };
+            }
+            if let Some(send) = self.flights.next_send() {
+                let mut send = send;
+                send.id = RequestId(PAGE_TAG | send.id.0);
+                return Step::Send(send);
+            }
+            let sleep = self.poll_reads();
+            if self.done.is_some() {
+                continue;
+            }
+            if let Some(step @ (Step::Send(_) | Step::Work)) = sleep {
+                return step;
+            }
+            self.release();
+            if !self.ready.is_empty() {
+                return Step::Output;
+            }
+            if self.start_reads() {
+                continue;
+            }
+            // The next page once this one's items are under way: at most
+            // a page and the reads in memory.
+            if self.more && !self.page_out && self.slots.len() <= self.options.concurrency {
+                self.next_page();
+                continue;
+            }
+            if !self.more && !self.page_out && self.slots.is_empty() && self.reads.is_empty() {
+                self.done = Some(Ok(()));
+                continue;
+            }
+            return match (sleep, self.flights.idle()) {
+                (Some(Step::Sleep(a)), Step::Sleep(b)) => Step::Sleep(a.min(b)),
+                (Some(step), _) => step,
+                (None, idle) => idle,
+            };
+        }
+    }
+
+    fn handle(&mut self, id: RequestId, response: Response) {
+        if id.0 & PAGE_TAG != 0 {
+            let result = match self.flights.land(RequestId(id.0 & !PAGE_TAG), response) {
+                Some(Settled::Answer((), Answer::Scan { items, next })) => {
+                    self.page(items, next);
+                    Ok(())
+                }
+                Some(Settled::Answer((), _)) => Ok(()),
+                Some(Settled::Failed((), failed)) => Err(failed.error),
+                None => Ok(()),
+            };
+            if let Err(error) = result {
+                self.finish(Err(error));
+            }
+            return;
+        }
+        let serial = id.0 >> READ_SHIFT;
+        let inner = RequestId(id.0 & ((1 << READ_SHIFT) - 1));
+        if let Some((_, read)) = self.reads.iter_mut().find(|(s, _)| *s == serial) {
+            read.handle(inner, response);
+        }
+    }
+
+    fn work(&mut self) {
+        let working = self.working.take();
+        if let Some((_, read)) = self.reads.iter_mut().find(|(s, _)| Some(*s) == working) {
+            read.work();
+        }
+    }
+
+    fn wake(&mut self, local_ms: u64) {
+        self.local_ms = self.local_ms.max(local_ms);
+        self.flights.wake(local_ms);
+        for (_, read) in &mut self.reads {
+            read.wake(local_ms);
+        }
+    }
+
+    fn cancel(&mut self) {
+        if self.done.is_none() && !self.over {
+            self.finish(Err(ProtocolError::Cancelled));
+        }
+    }
+
+    fn consumed(&self) -> Consumed {
+        let mut consumed = self.outcome.consumed;
+        consumed.read += self.flights.consumed.read;
+        for (_, read) in &self.reads {
+            consumed.read += read.consumed().read;
+        }
+        consumed
+    }
+}

@@ -1,0 +1,224 @@
+//! Whole items from a Query or Scan: every item yielded whole and in the
+//! pages' order, no chunk item, with faults at any request, a parent
+//! deleted under the query skipped, and lazy parents as stored.
+
+use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
+use dynaslice_core::plan::{Query, WriteMode};
+use dynaslice_core::protocol::{
+    GetOptions, Machine, ProtocolError, PutMachine, PutSource, QueryMachine, QueryOptions,
+    QueryOutcome, Step,
+};
+use dynaslice_core::{AttributeValue, Item};
+
+use crate::scripted::{item, key, put_options, retry};
+use crate::sim::{CHUNKS, Fault, Store, TABLE, clean, finish, table};
+
+/// Four virtual items and four plain ones (no codec: up to 409,600 bytes
+/// an item is stored whole), in key order.
+fn stored() -> (Store, Vec<Item>) {
+    let mut store = Store::new();
+    let mut written = Vec::new();
+    for (i, len) in [700_000, 200, 1_300_000, 300_000, 90, 500_000, 800_000, 100]
+        .into_iter()
+        .enumerate()
+    {
+        let item = item(&format!("k{i}"), len, i as u64);
+        let env = store.env(i as u64);
+        let mut put = PutMachine::new(
+            PutSource::Item(&item),
+            table(),
+            put_options(WriteMode::Batch),
+            env,
+        );
+        finish(&mut put, &mut store, &mut clean).expect("a write");
+        written.push(item);
+    }
+    (store, written)
+}
+
+fn options(concurrency: usize, lazy: bool) -> QueryOptions {
+    QueryOptions {
+        get: GetOptions {
+            retry: retry(),
+            ..GetOptions::default()
+        },
+        concurrency,
+        lazy,
+    }
+}
+
+fn scan() -> Query {
+    Query {
+        table: TABLE.into(),
+        limit: Some(3),
+        ..Query::default()
+    }
+}
+
+/// Runs a query to its end, taking items as they are ready; `fault`
+/// decides each request's fate, and `before(n, store)` runs before the
+/// n-th answer is delivered.
+fn run(
+    store: &mut Store,
+    query: Query,
+    options: QueryOptions,
+    fault: &mut dyn FnMut(usize) -> Fault,
+    before: &mut dyn FnMut(usize, &mut Store),
+) -> (Result<QueryOutcome, ProtocolError>, Vec<Item>) {
+    let mut machine = QueryMachine::new(table(), query, options, store.env(9));
+    let mut items = Vec::new();
+    let mut out = Vec::new();
+    let mut n = 0;
+    loop {
+        match machine.poll() {
+            Step::Send(send) => out.push(send),
+            Step::Work => machine.work(),
+            Step::Output => items.extend(machine.take()),
+            Step::Done(result) => return (result, items),
+            Step::Sleep(pause) if out.is_empty() => {
+                store.now_ms += pause.as_millis() as u64;
+                machine.wake(store.now_ms);
+            }
+            Step::Wait | Step::Sleep(_) => {
+                assert!(!out.is_empty(), "a query waits with nothing out");
+                let send = out.remove(0);
+                assert!(send.id.0 < 1 << 53);
+                before(n, store);
+                store.now_ms += 1 + send.delay.as_millis() as u64;
+                let response = store.send(&send.request, fault(n));
+                n += 1;
+                machine.handle(send.id, response);
+            }
+            other => panic!("a query asked for {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_scan_yields_every_item_whole_in_order_whatever_one_request_meets() {
+    let (store, written) = stored();
+    // Requests of a clean run.
+    let mut clean_store = store_clone(&store);
+    let mut requests = 0;
+    let (outcome, items) = run(
+        &mut clean_store,
+        scan(),
+        options(2, false),
+        &mut |_| {
+            requests += 1;
+            Fault::None
+        },
+        &mut |_, _| {},
+    );
+    let outcome = outcome.unwrap();
+    assert_eq!(items, written);
+    assert_eq!((outcome.items, outcome.virtual_items), (8, 4));
+    assert_eq!(outcome.pages, 3);
+    for at in 0..requests {
+        for fault in [
+            Fault::Throttle,
+            Fault::ServerError,
+            Fault::LostAnswer,
+            Fault::Partial,
+        ] {
+            let mut store = store_clone(&store);
+            let (outcome, items) = run(
+                &mut store,
+                scan(),
+                options(3, false),
+                &mut |n| if n == at { fault } else { Fault::None },
+                &mut |_, _| {},
+            );
+            outcome.unwrap_or_else(|e| panic!("{fault:?} at request {at}: {e}"));
+            assert_eq!(items, written, "{fault:?} at request {at}");
+        }
+    }
+}
+
+#[test]
+fn chunk_items_are_never_yielded_and_a_deleted_parent_is_skipped() {
+    let (mut store, written) = stored();
+    // Scanning the chunk table itself (as a raw Scan of an item collection
+    // would meet them): nothing but chunks, none yielded.
+    let chunks = Query {
+        table: CHUNKS.into(),
+        ..Query::default()
+    };
+    let (outcome, items) = run(
+        &mut store,
+        chunks,
+        options(2, false),
+        &mut |_| Fault::None,
+        &mut |_, _| {},
+    );
+    let outcome = outcome.unwrap();
+    assert!(items.is_empty());
+    assert_eq!(outcome.chunks_skipped as usize, store.items(CHUNKS).len());
+
+    // k2's parent is deleted after the first page named it.
+    let (outcome, items) = run(
+        &mut store,
+        scan(),
+        options(1, false),
+        &mut |_| Fault::None,
+        &mut |n, store| {
+            if n == 1 {
+                store.remove_raw(TABLE, &key("k2"));
+            }
+        },
+    );
+    assert_eq!(outcome.unwrap().vanished, 1);
+    let expected: Vec<Item> = written
+        .into_iter()
+        .filter(|i| i["pk"] != AttributeValue::S("k2".into()))
+        .collect();
+    assert_eq!(items, expected);
+}
+
+#[test]
+fn a_query_of_one_key_and_a_lazy_scan_read_no_chunk() {
+    let (mut store, written) = stored();
+    let one = Query {
+        table: TABLE.into(),
+        key_condition: Some("#p = :p".into()),
+        names: [("#p".to_string(), "pk".to_string())].into(),
+        values: [(":p".to_string(), AttributeValue::S("k6".into()))].into(),
+        ..Query::default()
+    };
+    let (outcome, items) = run(
+        &mut store,
+        one,
+        options(4, false),
+        &mut |_| Fault::None,
+        &mut |_, _| {},
+    );
+    assert_eq!(outcome.unwrap().items, 1);
+    assert_eq!(items, vec![written[6].clone()]);
+
+    let mut sent = Vec::new();
+    let (outcome, items) = run(
+        &mut store,
+        scan(),
+        options(4, true),
+        &mut |_| Fault::None,
+        &mut |n, _| sent.push(n),
+    );
+    assert_eq!(outcome.unwrap().pages as usize, sent.len(), "pages only");
+    assert_eq!(items.len(), 8);
+    let parents = items
+        .iter()
+        .filter(|i| i.contains_key(MANIFEST_ATTRIBUTE))
+        .count();
+    assert_eq!(parents, 4, "virtual items come as their parents");
+}
+
+fn store_clone(store: &Store) -> Store {
+    let mut copy = Store::new();
+    copy.now_ms = store.now_ms;
+    for name in [TABLE, CHUNKS] {
+        for item in store.items(name) {
+            copy.put_raw(name, item);
+        }
+    }
+    copy
+}
