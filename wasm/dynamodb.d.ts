@@ -171,6 +171,12 @@ export interface Changes {
 export interface UpdateOptions extends Omit<PutOptions, 'expect'> {
   /** Plan and price the update; change nothing. */
   dryRun?: boolean;
+  /**
+   * Rewrite the item as a new version whatever the changes (which may then be `{}`): its
+   * attributes are spilled again by the table's current index keys and TTL, the backfill of an
+   * index added after it was written. An absent item stays absent.
+   */
+  rewrite?: boolean;
 }
 
 /** The result of {@link updateItem}. */

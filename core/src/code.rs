@@ -174,6 +174,8 @@ catalogue! {
     AttributeNotBlob = "ATTRIBUTE_NOT_BLOB", Input;
     /// An update asks for what no update can do: change a key attribute or a reserved name, set and remove one attribute, or change nothing.
     UpdateInvalid = "UPDATE_INVALID", Input;
+    /// An uploaded item holds an index key or the TTL attribute in its payload: split it with the table's indexKeys and ttl.
+    AttributeMisplaced = "ATTRIBUTE_MISPLACED", Input;
     // Input: keys and tables.
     /// A key attribute of the table is missing.
     KeyMissing = "KEY_MISSING", Input;

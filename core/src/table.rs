@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 
 use crate::key::{IndexKey, KeySchema};
 use crate::layout::{Layout, parse_chunk_key};
-use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE};
+use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, Manifest};
 use crate::plan::Target;
 use crate::value::Item;
 
@@ -56,5 +56,13 @@ impl Table {
         item.contains_key(CHUNK_DIGEST_ATTRIBUTE)
             && item.contains_key(CHUNK_DATA_ATTRIBUTE)
             && parse_chunk_key(&self.key, &self.layout, item).is_ok()
+    }
+
+    /// The first attribute `manifest` spilled that this table keeps on the
+    /// parent (an index key, or the TTL attribute): an item written before
+    /// the index (or TTL) existed, which is not in the index (or never
+    /// expires) until it is rewritten.
+    pub fn misplaced<'m>(&self, manifest: &'m Manifest) -> Option<&'m str> {
+        crate::upload::misplaced(manifest, &self.index_keys, self.ttl.as_deref())
     }
 }

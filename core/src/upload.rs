@@ -15,12 +15,13 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::digest::chunk_digest;
-use crate::key::KeySchema;
+use crate::key::{IndexKey, KeySchema};
 use crate::layout::Layout;
 use crate::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, reserved_attribute};
 use crate::plan::{PlanError, Target};
 use crate::read::reassemble::{ReassembleError, ReassembleOptions, reassemble};
-use crate::size::MAX_ITEM_BYTES;
+use crate::size::{MAX_ITEM_BYTES, item_size};
+use crate::table::Table;
 use crate::validate::{ValidateOptions, ViolationKind, validate_item};
 use crate::value::{AttributeValue, Item};
 use crate::write::split::{SplitError, chunk_item_of};
@@ -34,6 +35,25 @@ pub struct UploadRules<'a> {
     pub layout: &'a Layout,
     /// The largest item accepted, in raw payload bytes.
     pub max_raw_bytes: u64,
+    /// The table's index keys: an upload must keep them on the parent,
+    /// of their index's type.
+    pub index_keys: &'a [IndexKey],
+    /// The table's TTL attribute: an upload must keep it on the parent,
+    /// and every chunk stored carries its value.
+    pub ttl: Option<&'a str>,
+}
+
+impl<'a> UploadRules<'a> {
+    /// The rules of an upload to `table` of at most `max_raw_bytes`.
+    pub fn of(table: &'a Table, max_raw_bytes: u64) -> Self {
+        Self {
+            key: &table.key,
+            layout: &table.layout,
+            max_raw_bytes,
+            index_keys: &table.index_keys,
+            ttl: table.ttl.as_deref(),
+        }
+    }
 }
 
 /// Why an upload was refused.
@@ -75,6 +95,22 @@ pub enum UploadError {
     Plan(PlanError),
     /// The chunks do not rebuild the item the manifest describes.
     Reassemble(ReassembleError),
+    /// The payload holds an attribute the table keeps on the parent (an
+    /// index key, the TTL attribute): split with the table's `indexKeys`
+    /// and `ttl`.
+    Misplaced {
+        /// The attribute.
+        name: String,
+    },
+    /// A chunk item, with the parent's TTL value added, is over the item
+    /// size limit: split with the table's `ttl`, whose chunks leave room
+    /// for it.
+    ChunkTooLarge {
+        /// The chunk's position, from 0.
+        seq: u32,
+        /// The chunk item's exact size.
+        size: usize,
+    },
 }
 
 impl UploadError {
@@ -88,6 +124,8 @@ impl UploadError {
             Self::Item(e) => e.code(),
             Self::Plan(e) => e.code(),
             Self::Reassemble(e) => e.code(),
+            Self::Misplaced { .. } => Code::AttributeMisplaced,
+            Self::ChunkTooLarge { .. } => Code::ItemTooLarge,
         }
     }
 }
@@ -118,6 +156,16 @@ impl fmt::Display for UploadError {
             Self::Item(e) => e.fmt(f),
             Self::Plan(e) => e.fmt(f),
             Self::Reassemble(e) => write!(f, "the upload does not check out: {e}"),
+            Self::Misplaced { name } => write!(
+                f,
+                "{name} is in the payload, but the table keeps it on the parent (an index key or \
+                 the TTL attribute): split with the table's indexKeys and ttl"
+            ),
+            Self::ChunkTooLarge { seq, size } => write!(
+                f,
+                "chunk {seq} is {size} bytes with the parent's TTL value, limit {MAX_ITEM_BYTES}: \
+                 split with the table's ttl"
+            ),
         }
     }
 }
@@ -141,7 +189,7 @@ pub fn check_upload_header(
         &ValidateOptions {
             key: Some(rules.key),
             max_item_bytes: MAX_ITEM_BYTES,
-            index_keys: &[],
+            index_keys: rules.index_keys,
         },
     );
     if !violations.is_empty() {
@@ -159,6 +207,9 @@ pub fn check_upload_header(
         }
         return Ok(None);
     };
+    if let Some(name) = misplaced(&manifest, rules.index_keys, rules.ttl) {
+        return Err(UploadError::Misplaced { name: name.into() });
+    }
     if manifest.raw_len > rules.max_raw_bytes {
         return Err(UploadError::TooLarge {
             raw_len: manifest.raw_len,
@@ -205,8 +256,32 @@ pub fn upload_chunk_item(
     }
     let digest = chunk_digest(&data, &manifest.version.to_text(), seq);
     let (key, layout, version) = (rules.key, rules.layout, manifest.version);
-    chunk_item_of(key, layout, parent, version, seq, data, digest)
-        .map_err(|e| UploadError::Plan(e.into()))
+    let mut chunk = chunk_item_of(key, layout, parent, version, seq, data, digest)
+        .map_err(|e| UploadError::Plan(e.into()))?;
+    if let Some(name) = rules.ttl
+        && let Some(value @ AttributeValue::N(_)) = parent.get(name)
+    {
+        chunk.insert(name.into(), value.clone());
+    }
+    let size = item_size(&chunk);
+    if size > MAX_ITEM_BYTES {
+        return Err(UploadError::ChunkTooLarge { seq, size });
+    }
+    Ok(chunk)
+}
+
+/// The first attribute `manifest` spilled that a table with `index_keys`
+/// and `ttl` keeps on the parent.
+pub fn misplaced<'m>(
+    manifest: &'m Manifest,
+    index_keys: &[IndexKey],
+    ttl: Option<&str>,
+) -> Option<&'m str> {
+    manifest
+        .spilled
+        .iter()
+        .map(String::as_str)
+        .find(|name| index_keys.iter().any(|k| k.name == *name) || ttl == Some(*name))
 }
 
 /// The item an upload holds, rebuilt from its parent and chunk items and
@@ -226,7 +301,7 @@ pub fn verify_upload(
         &ValidateOptions {
             key: Some(rules.key),
             max_item_bytes: usize::MAX,
-            index_keys: &[],
+            index_keys: rules.index_keys,
         },
     )
     .into_iter()

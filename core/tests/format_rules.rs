@@ -167,6 +167,8 @@ fn an_upload_is_checked_header_first_then_chunk_by_chunk_then_whole() {
         key: &key,
         layout: &layout,
         max_raw_bytes: 2_000_000,
+        index_keys: &[],
+        ttl: None,
     };
     let lengths: Vec<u64> = (0..manifest.chunk_count)
         .map(|s| manifest.chunk_len(s))
@@ -241,4 +243,111 @@ fn reserved_names_and_mode_names() {
     assert_eq!(WriteMode::from_name("fast"), None);
     let names = [WriteKind::Single, WriteKind::Atomic, WriteKind::Batch].map(WriteKind::name);
     assert_eq!(names, ["single", "atomic", "batch"]);
+}
+
+/// An upload to a table with an index on `title` and TTL on `expires`:
+/// split without them, the title is spilled and the chunks have no room
+/// for the TTL value; split with them, it goes in and every chunk carries
+/// the parent's TTL.
+#[test]
+fn an_upload_keeps_the_tables_index_keys_on_the_parent_and_its_chunks_carry_the_ttl() {
+    use dynaslice_core::{IndexKey, Table};
+    let table = Table {
+        table: "docs".into(),
+        key: schema(),
+        layout: Layout::default(),
+        chunk_table: "docs_chunks".into(),
+        index_keys: vec![IndexKey {
+            name: "title".into(),
+            key_type: KeyType::S,
+            sort: false,
+        }],
+        ttl: Some("expires".into()),
+    };
+    let mut item = Item::new();
+    item.insert("pk".into(), AttributeValue::S("doc".into()));
+    // The largest attribute but the body: spilled first by a client that
+    // does not know it is an index key.
+    item.insert("title".into(), AttributeValue::S("t".repeat(2000)));
+    for i in 0..3 {
+        item.insert(format!("meta{i}"), AttributeValue::S("m".repeat(1000)));
+    }
+    item.insert("expires".into(), AttributeValue::N("2000000000".into()));
+    item.insert(
+        "body".into(),
+        AttributeValue::B((0..1_000_000).map(|i| (i * 7 % 253) as u8).collect()),
+    );
+    let split_as = |table: &Table| {
+        let mut options = SplitOptions::new(schema(), VersionId::new(1_763_683_200_000, 9));
+        options.compression = CodecChoice::Fixed(Compression::NONE);
+        options.index_keys = table.index_keys.clone();
+        options.ttl = table.ttl.clone();
+        split_item(&item, &options).unwrap()
+    };
+    let rules = UploadRules::of(&table, 2_000_000);
+    let lengths = |split: &SplitItem| -> Vec<u64> {
+        let manifest = split.manifest.as_ref().unwrap();
+        (0..manifest.chunk_count)
+            .map(|s| manifest.chunk_len(s))
+            .collect()
+    };
+
+    // Split by a client that knew neither: refused before a chunk byte.
+    let unaware = split_as(&Table {
+        index_keys: Vec::new(),
+        ttl: None,
+        ..table.clone()
+    });
+    assert!(
+        unaware
+            .manifest
+            .as_ref()
+            .unwrap()
+            .spilled
+            .contains(&"title".to_string())
+    );
+    let refused = check_upload_header(&unaware.parent, &lengths(&unaware), &rules).unwrap_err();
+    assert_eq!(refused.code(), "ATTRIBUTE_MISPLACED", "{refused}");
+    // Its full chunks leave no room for the TTL value either.
+    let manifest = unaware.manifest.clone().unwrap();
+    let data = |split: &SplitItem, seq: usize| match &split.chunks[seq][CHUNK_DATA_ATTRIBUTE] {
+        AttributeValue::B(data) => data.clone(),
+        _ => unreachable!(),
+    };
+    let full = upload_chunk_item(&unaware.parent, &manifest, 0, data(&unaware, 0), &rules);
+    assert_eq!(full.unwrap_err().code(), "ITEM_TOO_LARGE");
+
+    // Split with them: accepted, and every chunk carries the TTL.
+    let aware = split_as(&table);
+    let manifest = check_upload_header(&aware.parent, &lengths(&aware), &rules)
+        .unwrap()
+        .expect("split");
+    let chunks: Vec<Item> = (0..aware.chunks.len())
+        .map(|seq| {
+            upload_chunk_item(
+                &aware.parent,
+                &manifest,
+                seq as u32,
+                data(&aware, seq),
+                &rules,
+            )
+            .unwrap()
+        })
+        .collect();
+    assert!(
+        chunks
+            .iter()
+            .all(|c| c.get("expires") == item.get("expires"))
+    );
+    assert_eq!(
+        chunks, aware.chunks,
+        "the chunks the split made, byte for byte"
+    );
+    assert_eq!(verify_upload(&aware.parent, &chunks, &rules).unwrap(), item);
+
+    // An index key of another type than the index's is refused too.
+    let mut wrong = aware.parent.clone();
+    wrong.insert("title".into(), AttributeValue::N("7".into()));
+    let refused = check_upload_header(&wrong, &lengths(&aware), &rules).unwrap_err();
+    assert_eq!(refused.code(), "KEY_WRONG_TYPE");
 }

@@ -1,7 +1,8 @@
 //! Whole items from a caller's own Query or Scan: core's [`QueryMachine`]
 //! (pages in order, chunk items skipped, each virtual item read whole and
 //! checked), driven by the executor; each item goes to the caller as it is
-//! ready.
+//! ready. `verify` is the same machine over a Scan of the table, reporting
+//! the items that do not read back instead of stopping at the first.
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::Item;
@@ -12,7 +13,7 @@ use crate::executor::{Driver, Stop, env};
 use crate::table::TableConfig;
 
 pub use dynaslice_core::plan::Query;
-pub use dynaslice_core::protocol::{QueryOptions, QueryOutcome};
+pub use dynaslice_core::protocol::{Damaged, QueryOptions, QueryOutcome};
 
 /// Runs `query` (the caller's own Query, or a Scan when it has no key
 /// condition, on `table` or one of its indexes) and hands `each` every
@@ -27,7 +28,43 @@ pub async fn query(
     table: &TableConfig,
     query: Query,
     options: &QueryOptions,
+    each: impl FnMut(Item) -> Result<(), HostError>,
+) -> Result<QueryOutcome, HostError> {
+    run(client, table, query, options, each, |_| {}).await
+}
+
+/// Reads every virtual item of `table` whole, a Scan page at a time, and
+/// checks every chunk's digest and the whole item's: `each` gets every
+/// item that does not read back (a changed byte, a missing chunk, a chunk
+/// of another version, an unreadable manifest), with its key and error.
+/// Memory stays within [`QueryOptions::concurrency`] items. Errors that
+/// are not about the stored data (the store refusing or failing requests)
+/// end it.
+pub async fn verify(
+    client: &Client,
+    table: &TableConfig,
+    options: &QueryOptions,
+    each: impl FnMut(Damaged),
+) -> Result<QueryOutcome, HostError> {
+    let scan = Query {
+        table: table.table.clone(),
+        ..Query::default()
+    };
+    let options = QueryOptions {
+        report_damaged: true,
+        lazy: false,
+        ..options.clone()
+    };
+    run(client, table, scan, &options, |_| Ok(()), each).await
+}
+
+async fn run(
+    client: &Client,
+    table: &TableConfig,
+    query: Query,
+    options: &QueryOptions,
     mut each: impl FnMut(Item) -> Result<(), HostError>,
+    mut damaged: impl FnMut(Damaged),
 ) -> Result<QueryOutcome, HostError> {
     let mut machine = QueryMachine::new(table.core(), query, options.clone(), env());
     let mut driver = Driver::new(client, &());
@@ -35,6 +72,7 @@ pub async fn query(
         match driver.run(&mut machine).await {
             Stop::Done(result) => return result,
             Stop::Output => {
+                machine.take_damaged().into_iter().for_each(&mut damaged);
                 for item in machine.take() {
                     if let Err(error) = each(item) {
                         machine.cancel();

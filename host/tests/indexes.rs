@@ -535,3 +535,100 @@ async fn a_query_of_a_global_index_yields_whole_items() {
         assert_eq!(outcome.chunks_skipped, 0);
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn items_written_before_the_index_existed_join_it_after_reindex() {
+    let client = common::client();
+    let table = indexed_tables(&client).await;
+    // A writer that knew neither the indexes nor the TTL: as if they were
+    // added after these items were written.
+    let unaware = TableConfig {
+        index_keys: Vec::new(),
+        ttl: None,
+        ..table.clone()
+    };
+    let expires_at = epoch(86_400);
+    let docs = [
+        document("late-big", 1_000_000, expires_at),
+        document("late-small", 100, expires_at),
+        document("late-mid", 600_000, expires_at),
+    ];
+    for doc in &docs {
+        dynaslice_host::put(&client, &unaware, doc, &plain(), &())
+            .await
+            .unwrap();
+    }
+    let by_title = |doc: &Item| {
+        let title = match &doc["title"] {
+            AttributeValue::S(title) => title.clone(),
+            _ => unreachable!(),
+        };
+        let client = client.clone();
+        let table = table.table.clone();
+        async move {
+            query(
+                &client,
+                &table,
+                "by-title",
+                "#a = :a",
+                &["title"],
+                &[Sdk::S(title)],
+            )
+            .await
+        }
+    };
+    assert!(by_title(&docs[0]).await.is_empty(), "its title was spilled");
+    assert_eq!(
+        by_title(&docs[1]).await.len(),
+        1,
+        "a plain item is indexed anyway"
+    );
+
+    let dry = dynaslice_host::reindex(
+        &client,
+        &table,
+        &dynaslice_host::UpdateOptions {
+            dry_run: true,
+            ..Default::default()
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!((dry.misplaced, dry.rewritten), (2, 0));
+    assert!(
+        by_title(&docs[0]).await.is_empty(),
+        "a dry run rewrites nothing"
+    );
+
+    let report = dynaslice_host::reindex(&client, &table, &Default::default())
+        .await
+        .unwrap();
+    assert_eq!((report.misplaced, report.rewritten), (2, 2), "{report:?}");
+    for doc in &docs {
+        let found = by_title(doc).await;
+        assert_eq!(found.len(), 1, "in the title index now");
+        let key = table.key.key_of(doc);
+        let read = dynaslice_host::get(&client, &table, &key, &GetOptions::default(), &())
+            .await
+            .unwrap()
+            .expect("stored");
+        assert_eq!(&read.item, doc, "the item is unchanged");
+    }
+    let chunks = chunk_items(&client, &table).await;
+    let late: Vec<&Item> = chunks
+        .iter()
+        .filter(
+            |c| matches!(c.get("pk"), Some(AttributeValue::S(k)) if k.starts_with("doc\\#late-")),
+        )
+        .collect();
+    assert!(!late.is_empty());
+    assert!(
+        late.iter()
+            .all(|c| c.get("expiresAt") == Some(&n(expires_at))),
+        "the rewritten chunks carry the TTL"
+    );
+    let again = dynaslice_host::reindex(&client, &table, &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(again.misplaced, 0);
+}

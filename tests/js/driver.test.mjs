@@ -748,6 +748,14 @@ describe('indexes and TTL', () => {
     await assert.rejects(updateItem(racing, key, { set: { rank: { N: '9' } } }, INDEXED), { code: 'CONFLICT' });
     assert.deepEqual((await getItem(client, key, INDEXED)).item, { ...original, status: { S: 'other' } });
 
+    // A rewrite asked for, with no change: the same item as a new version.
+    const before = await getItem(client, key, INDEXED);
+    const again = await updateItem(client, key, {}, { ...INDEXED, rewrite: true });
+    assert.deepEqual([again.path, again.reason], ['rewrite', 'a rewrite was asked for']);
+    const after = await getItem(client, key, INDEXED);
+    assert.deepEqual(after.item, before.item);
+    assert.notEqual(after.version, before.version);
+    await assert.rejects(updateItem(client, key, {}, INDEXED), { code: 'UPDATE_INVALID' });
     await assert.rejects(updateItem(client, key, { set: { pk: { S: 'x' } } }, INDEXED), { code: 'UPDATE_INVALID' });
     await assert.rejects(updateItem(client, key, { remove: 'rank' }, INDEXED), { code: 'INPUT_INVALID' });
     await assert.rejects(updateItem(client, key, { set: { rank: { S: 'eight' } } }, INDEXED), { code: 'KEY_WRONG_TYPE' });

@@ -150,6 +150,7 @@ impl Machine {
             put: convert::put_options(&table, &options)?,
             get: convert::get_options(&table, &options)?,
             dry_run: convert::flag(&options, "dryRun", false)?,
+            rewrite: convert::flag(&options, "rewrite", false)?,
         };
         let changes = dynaslice_core::plan::Changes {
             set: stream::item(set)?,

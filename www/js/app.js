@@ -92,7 +92,9 @@ function nextFrame() {
 
 function tableOptions() {
   const t = state.table;
-  return { table: t.name, key: t.key, layout: t.layout === 'collection' ? 'collection' : 'table', chunkTable: t.chunkTable };
+  // The table's index keys and TTL attribute stay on the parent (the server refuses an upload
+  // that spills them), and the chunks leave room for the TTL value.
+  return { table: t.name, key: t.key, layout: t.layout === 'collection' ? 'collection' : 'table', chunkTable: t.chunkTable, indexKeys: t.indexKeys ?? [], ttl: t.ttl ?? null };
 }
 
 const TYPE_NAMES = { S: 'text', N: 'number', B: 'base64 bytes' };

@@ -186,6 +186,9 @@ pub enum Rewrite {
     },
     /// More changes than one update expression holds.
     TooManyChanges,
+    /// Asked for: the item is written again as it is (to move attributes
+    /// a table now indexes, or its TTL, back onto the parent).
+    Requested,
 }
 
 impl fmt::Display for Rewrite {
@@ -197,6 +200,7 @@ impl fmt::Display for Rewrite {
                 write!(f, "the parent would be {size} bytes, limit {limit}")
             }
             Self::TooManyChanges => f.write_str("the changes are too many for one UpdateItem"),
+            Self::Requested => f.write_str("a rewrite was asked for"),
         }
     }
 }
@@ -241,7 +245,8 @@ impl UpdatePlan {
 /// creates one, as UpdateItem does). `changes` must have passed
 /// [`Changes::check`]; `item_limit` is the largest item or parent written
 /// (409,600 at most). A parent update records `update` as its id
-/// ([`crate::manifest::Manifest::updated`]).
+/// ([`crate::manifest::Manifest::updated`]). With `rewrite` the item is
+/// rewritten whatever the changes (none, or any).
 pub fn plan_update(
     key: &Item,
     stored: Option<&Item>,
@@ -249,6 +254,7 @@ pub fn plan_update(
     table: &Table,
     item_limit: usize,
     update: VersionId,
+    rewrite: bool,
 ) -> Result<UpdatePlan, PlanError> {
     let target = table.keys_target();
     let expect = Expect::from_stored_at(stored, &target)?;
@@ -263,7 +269,7 @@ pub fn plan_update(
         fields.insert(UPDATED_FIELD.into(), AttributeValue::S(update.to_text()));
     }
     let size = item_size(&after);
-    let rewrite = |why| {
+    let rewrite_as = |why| {
         let cleanup = replace_write_units(stored, before, &target, table.ttl.as_deref(), false)?;
         Ok(UpdatePlan {
             steps: UpdateSteps::Rewrite(why),
@@ -271,28 +277,31 @@ pub fn plan_update(
             write_units: write_units(size.max(before), false) + 2 * cleanup,
         })
     };
+    if rewrite {
+        return rewrite_as(Rewrite::Requested);
+    }
     if let Some(manifest) = &manifest {
         if let Some(name) = changes
             .names()
             .find(|n| manifest.spilled.iter().any(|s| s == n))
         {
-            return rewrite(Rewrite::Spilled { name: name.into() });
+            return rewrite_as(Rewrite::Spilled { name: name.into() });
         }
         if let Some(ttl) = &table.ttl
             && manifest.chunk_count > 0
             && changes.touches(ttl)
         {
-            return rewrite(Rewrite::Ttl { name: ttl.clone() });
+            return rewrite_as(Rewrite::Ttl { name: ttl.clone() });
         }
     }
     if size > item_limit {
-        return rewrite(Rewrite::TooLarge {
+        return rewrite_as(Rewrite::TooLarge {
             size,
             limit: item_limit,
         });
     }
     let Some(update) = parent_update(key, changes, &expect, table, update) else {
-        return rewrite(Rewrite::TooManyChanges);
+        return rewrite_as(Rewrite::TooManyChanges);
     };
     Ok(UpdatePlan {
         steps: UpdateSteps::Parent(update),

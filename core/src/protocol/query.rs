@@ -19,6 +19,7 @@ use super::policy::{DEFAULT_CONCURRENCY, INITIAL_READ_LIMIT};
 use super::read::{GetOptions, ReadMachine, Sink};
 use super::request::{Answer, Request, RequestId, Response};
 use super::{Env, Machine, Step};
+use crate::code::Category;
 use crate::manifest::MANIFEST_ATTRIBUTE;
 use crate::plan::Query;
 use crate::table::Table;
@@ -36,6 +37,20 @@ pub struct QueryOptions {
     /// their manifest, `_ds`), reading no chunk: the caller loads the ones
     /// it wants.
     pub lazy: bool,
+    /// Report a virtual item that does not read back (a damaged or
+    /// missing chunk, an unreadable manifest: an error of the stored-data
+    /// category) with [`QueryMachine::take_damaged`] and go on, instead of
+    /// ending with its error: what `verify` does.
+    pub report_damaged: bool,
+}
+
+/// A virtual item that does not read back, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Damaged {
+    /// Its key.
+    pub key: Item,
+    /// What reading it found.
+    pub error: ProtocolError,
 }
 
 impl Default for QueryOptions {
@@ -44,6 +59,7 @@ impl Default for QueryOptions {
             get: GetOptions::default(),
             concurrency: 4,
             lazy: false,
+            report_damaged: false,
         }
     }
 }
@@ -61,6 +77,8 @@ pub struct QueryOutcome {
     /// Parents the pages held that were deleted (or had expired) before
     /// they were read (not yielded).
     pub vanished: u64,
+    /// Virtual items that did not read back ([`QueryOptions::report_damaged`]).
+    pub damaged: u64,
     /// Pages read.
     pub pages: u32,
     /// Capacity units the store reported consuming, reads of items included.
@@ -79,6 +97,15 @@ enum Slot {
     Gone,
 }
 
+/// How a read ended.
+enum Ended {
+    Item(Item),
+    /// No item (deleted, or expired).
+    Vanished,
+    /// It did not read back.
+    Damaged,
+}
+
 /// Ids of page requests carry this tag; a read's are its serial (from 1)
 /// shifted by [`READ_SHIFT`], plus its own. All below 2^53: a JavaScript
 /// executor holds ids as numbers.
@@ -95,11 +122,13 @@ pub struct QueryMachine {
     page_out: bool,
     more: bool,
     slots: VecDeque<Slot>,
-    reads: Vec<(u64, Box<ReadMachine>)>,
+    /// Reads out: serial, the item's key, the read.
+    reads: Vec<(u64, Item, Box<ReadMachine>)>,
     serial: u64,
     /// The read that asked for work.
     working: Option<u64>,
     ready: Vec<Item>,
+    damaged: Vec<Damaged>,
     outcome: QueryOutcome,
     done: Option<Result<(), ProtocolError>>,
     /// The end was reported.
@@ -127,6 +156,7 @@ impl QueryMachine {
             serial: 0,
             working: None,
             ready: Vec::new(),
+            damaged: Vec::new(),
             outcome: QueryOutcome::default(),
             done: None,
             over: false,
@@ -141,6 +171,12 @@ impl QueryMachine {
     pub fn take(&mut self) -> Vec<Item> {
         self.outcome.items += self.ready.len() as u64;
         core::mem::take(&mut self.ready)
+    }
+
+    /// The damaged items found since the last call
+    /// ([`QueryOptions::report_damaged`]; also at [`Step::Output`]).
+    pub fn take_damaged(&mut self) -> Vec<Damaged> {
+        core::mem::take(&mut self.damaged)
     }
 
     fn next_page(&mut self) {
@@ -190,7 +226,7 @@ impl QueryMachine {
                 None,
                 env,
             );
-            self.reads.push((self.serial, Box::new(read)));
+            self.reads.push((self.serial, key, Box::new(read)));
             *slot = Slot::Reading(self.serial);
             started = true;
         }
@@ -214,36 +250,40 @@ impl QueryMachine {
         }
     }
 
-    fn read_done(&mut self, serial: u64, item: Option<Item>) {
+    /// The read of `serial` ended: its slot gets the item, or is skipped.
+    fn read_done(&mut self, serial: u64, ended: Ended) {
         let consumed = self
             .reads
             .iter()
-            .find(|(s, _)| *s == serial)
-            .map(|(_, read)| read.consumed())
+            .find(|(s, _, _)| *s == serial)
+            .map(|(_, _, read)| read.consumed())
             .unwrap_or_default();
         self.outcome.consumed.read += consumed.read;
-        self.reads.retain(|(s, _)| *s != serial);
+        self.reads.retain(|(s, _, _)| *s != serial);
         let slot = self
             .slots
             .iter_mut()
             .find(|slot| matches!(slot, Slot::Reading(s) if *s == serial));
-        if let Some(slot) = slot {
-            *slot = match item {
-                Some(item) => {
-                    self.outcome.virtual_items += 1;
-                    Slot::Ready(item)
-                }
-                None => {
-                    self.outcome.vanished += 1;
-                    Slot::Gone
-                }
-            };
-        }
+        let Some(slot) = slot else { return };
+        *slot = match ended {
+            Ended::Item(item) => {
+                self.outcome.virtual_items += 1;
+                Slot::Ready(item)
+            }
+            Ended::Vanished => {
+                self.outcome.vanished += 1;
+                Slot::Gone
+            }
+            Ended::Damaged => {
+                self.outcome.damaged += 1;
+                Slot::Gone
+            }
+        };
     }
 
     fn finish(&mut self, result: Result<(), ProtocolError>) {
         self.flights.stop();
-        for (_, read) in &mut self.reads {
+        for (_, _, read) in &mut self.reads {
             read.cancel();
         }
         self.reads.clear();
@@ -255,7 +295,7 @@ impl QueryMachine {
         let mut sleep: Option<core::time::Duration> = None;
         let mut at = 0;
         while at < self.reads.len() {
-            let (serial, read) = &mut self.reads[at];
+            let (serial, _, read) = &mut self.reads[at];
             let serial = *serial;
             match read.poll() {
                 Step::Send(mut send) => {
@@ -267,12 +307,25 @@ impl QueryMachine {
                     return Some(Step::Work);
                 }
                 Step::Done(Ok(outcome)) => {
-                    self.read_done(serial, outcome.and_then(|o| o.item));
+                    let ended = match outcome.and_then(|o| o.item) {
+                        Some(item) => Ended::Item(item),
+                        None => Ended::Vanished,
+                    };
+                    self.read_done(serial, ended);
                     continue;
                 }
                 // Expired: DynamoDB's TTL is deleting it, as if it were gone.
                 Step::Done(Err(ProtocolError::ItemExpired { .. })) => {
-                    self.read_done(serial, None);
+                    self.read_done(serial, Ended::Vanished);
+                    continue;
+                }
+                Step::Done(Err(error))
+                    if self.options.report_damaged
+                        && error.code().category() == Category::Stored =>
+                {
+                    let key = self.reads[at].1.clone();
+                    self.read_done(serial, Ended::Damaged);
+                    self.damaged.push(Damaged { key, error });
                     continue;
                 }
                 Step::Done(Err(error)) => {
@@ -301,7 +354,7 @@ impl Machine for QueryMachine {
             }
             if let Some(result) = &self.done {
                 // Items ready go out before the end.
-                if result.is_ok() && !self.ready.is_empty() {
+                if result.is_ok() && !(self.ready.is_empty() && self.damaged.is_empty()) {
                     return Step::Output;
                 }
                 self.over = true;
@@ -325,7 +378,7 @@ impl Machine for QueryMachine {
                 return step;
             }
             self.release();
-            if !self.ready.is_empty() {
+            if !self.ready.is_empty() || !self.damaged.is_empty() {
                 return Step::Output;
             }
             if self.start_reads() {
@@ -367,14 +420,14 @@ impl Machine for QueryMachine {
         }
         let serial = id.0 >> READ_SHIFT;
         let inner = RequestId(id.0 & ((1 << READ_SHIFT) - 1));
-        if let Some((_, read)) = self.reads.iter_mut().find(|(s, _)| *s == serial) {
+        if let Some((_, _, read)) = self.reads.iter_mut().find(|(s, _, _)| *s == serial) {
             read.handle(inner, response);
         }
     }
 
     fn work(&mut self) {
         let working = self.working.take();
-        if let Some((_, read)) = self.reads.iter_mut().find(|(s, _)| Some(*s) == working) {
+        if let Some((_, _, read)) = self.reads.iter_mut().find(|(s, _, _)| Some(*s) == working) {
             read.work();
         }
     }
@@ -382,7 +435,7 @@ impl Machine for QueryMachine {
     fn wake(&mut self, local_ms: u64) {
         self.local_ms = self.local_ms.max(local_ms);
         self.flights.wake(local_ms);
-        for (_, read) in &mut self.reads {
+        for (_, _, read) in &mut self.reads {
             read.wake(local_ms);
         }
     }
@@ -396,7 +449,7 @@ impl Machine for QueryMachine {
     fn consumed(&self) -> Consumed {
         let mut consumed = self.outcome.consumed;
         consumed.read += self.flights.consumed.read;
-        for (_, read) in &self.reads {
+        for (_, _, read) in &self.reads {
             consumed.read += read.consumed().read;
         }
         consumed

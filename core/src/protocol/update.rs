@@ -38,6 +38,11 @@ pub struct UpdateOptions {
     /// Plan only: read the parent, report the plan and its cost, send
     /// nothing else.
     pub dry_run: bool,
+    /// Rewrite the item as a new version whatever the changes (which may
+    /// be none): its attributes are spilled again by the table's current
+    /// index keys and TTL, the backfill of an index added after the item
+    /// was written. An absent item stays absent.
+    pub rewrite: bool,
 }
 
 /// What an update did.
@@ -122,7 +127,10 @@ impl UpdateMachine {
             .check_key(key)
             .map_err(ProtocolError::Key)
             .and_then(|key| {
-                machine.changes.check(&machine.table)?;
+                let nothing = machine.changes.set.is_empty() && machine.changes.remove.is_empty();
+                if !(machine.options.rewrite && nothing) {
+                    machine.changes.check(&machine.table)?;
+                }
                 Ok(key)
             });
         match checked {
@@ -193,10 +201,13 @@ impl UpdateMachine {
             &self.table,
             limit,
             update,
+            self.options.rewrite,
         )?;
         let steps = plan.steps.clone();
         self.plan = Some(plan);
-        if self.options.dry_run {
+        // Nothing to rewrite: no item, and no change to create one with.
+        let nothing = self.changes.set.is_empty() && self.changes.remove.is_empty();
+        if self.options.dry_run || (stored.is_none() && nothing) {
             self.done(false, None);
             return Ok(());
         }

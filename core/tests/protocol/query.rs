@@ -44,6 +44,7 @@ fn options(concurrency: usize, lazy: bool) -> QueryOptions {
         },
         concurrency,
         lazy,
+        report_damaged: false,
     }
 }
 
@@ -221,4 +222,67 @@ fn store_clone(store: &Store) -> Store {
         }
     }
     copy
+}
+
+#[test]
+fn a_damaged_item_ends_a_query_and_is_reported_by_a_verifying_one() {
+    let (mut store, written) = stored();
+    // A flipped byte in one chunk of k6 (a virtual item).
+    let mut chunk = store
+        .items(CHUNKS)
+        .into_iter()
+        .find(|c| matches!(&c["pk"], AttributeValue::S(k) if k.starts_with("k6#")))
+        .expect("a chunk of k6");
+    if let Some(AttributeValue::B(data)) =
+        chunk.get_mut(dynaslice_core::manifest::CHUNK_DATA_ATTRIBUTE)
+    {
+        data[5] ^= 1;
+    }
+    store.put_raw(CHUNKS, chunk);
+
+    let (outcome, _) = run(
+        &mut store,
+        scan(),
+        options(2, false),
+        &mut |_| Fault::None,
+        &mut |_, _| {},
+    );
+    assert_eq!(
+        outcome.unwrap_err().code(),
+        dynaslice_core::Code::ChunkDigestMismatch
+    );
+
+    let verifying = QueryOptions {
+        report_damaged: true,
+        ..options(2, false)
+    };
+    let mut machine = QueryMachine::new(table(), scan(), verifying, store.env(3));
+    let (mut items, mut damaged) = (Vec::new(), Vec::new());
+    let outcome = loop {
+        match machine.poll() {
+            Step::Send(send) => {
+                let response = store.send(&send.request, Fault::None);
+                machine.handle(send.id, response);
+            }
+            Step::Work => machine.work(),
+            Step::Output => {
+                items.extend(machine.take());
+                damaged.extend(machine.take_damaged());
+            }
+            Step::Done(result) => break result.unwrap(),
+            other => panic!("{other:?}"),
+        }
+    };
+    assert_eq!(damaged.len(), 1);
+    assert_eq!(damaged[0].key, key("k6"));
+    assert_eq!(
+        damaged[0].error.code(),
+        dynaslice_core::Code::ChunkDigestMismatch
+    );
+    let whole: Vec<Item> = written
+        .into_iter()
+        .filter(|i| i["pk"] != AttributeValue::S("k6".into()))
+        .collect();
+    assert_eq!(items, whole, "every other item, whole");
+    assert_eq!(outcome.damaged, 1);
 }

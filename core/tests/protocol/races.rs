@@ -179,6 +179,7 @@ fn race(seed: u64) {
                 ..GetOptions::default()
             },
             dry_run: false,
+            rewrite: false,
         };
         let machine =
             UpdateMachine::new(&key("k"), changes, table(), options, store.env(rng.u64(..)));

@@ -24,6 +24,7 @@ fn options() -> UpdateOptions {
             ..GetOptions::default()
         },
         dry_run: false,
+        rewrite: false,
     }
 }
 

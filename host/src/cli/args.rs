@@ -58,6 +58,9 @@ pub enum Command {
     /// Set or remove attributes of an item: one UpdateItem when they live on the parent,
     /// a rewrite as a new version when they are in its payload.
     Update(UpdateArgs),
+    /// Rewrite the items whose payload holds an index key or the TTL attribute (written
+    /// before the index or TTL existed), so they appear in the index and expire.
+    Reindex(ReindexArgs),
     /// Delete an item and its chunks.
     Rm(KeyArgs),
     /// Run a Query (or, with no --key-condition, a Scan) and print each item whole, one
@@ -70,6 +73,9 @@ pub enum Command {
     /// Plan a write without writing: size, codec, chunks, mode, capacity (an overwrite of
     /// the stored item priced with its cleanup).
     Estimate(PutArgs),
+    /// Read every item of a table whole and check every digest; list what is damaged
+    /// (exit 1 when anything is).
+    Verify(VerifyArgs),
     /// Delete chunks no item refers to.
     Gc(GcArgs),
     /// Manage tables.
@@ -342,6 +348,26 @@ pub struct GetArgs {
     /// bounds only what must be held whole (a snappy payload).
     #[arg(long)]
     pub max_size: Option<usize>,
+}
+
+/// What `reindex` takes.
+#[derive(Debug, Args)]
+pub struct ReindexArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// Count the items to rewrite; rewrite none.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+/// What `verify` takes.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// Items read at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
 }
 
 /// What `gc` takes.

@@ -5,6 +5,7 @@ mod commands;
 pub mod output;
 mod query;
 mod update;
+mod verify;
 
 use std::process::ExitCode;
 
@@ -24,6 +25,8 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Ls(a) => a.json.json,
         Command::Query(a) => a.table.json.json,
         Command::Gc(a) => a.table.json.json,
+        Command::Verify(a) => a.table.json.json,
+        Command::Reindex(a) => a.table.json.json,
         Command::Tables(TablesCommand::Create(a)) => a.json.json,
         Command::Serve(_) => false,
     };
@@ -69,6 +72,8 @@ pub fn limit_flag(cli: &Cli) -> Option<&'static str> {
         | Command::Ls(_)
         | Command::Query(_)
         | Command::Gc(_)
+        | Command::Verify(_)
+        | Command::Reindex(_)
         | Command::Tables(_)
         | Command::Serve(_) => None,
     }
@@ -100,6 +105,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
         Command::Query(a) => query::query(client, a, json).await,
         Command::Inspect(a) => commands::inspect(client, a, json).await,
         Command::Gc(a) => commands::gc(client, a, json).await,
+        Command::Verify(a) => verify::verify(client, a, json).await,
+        Command::Reindex(a) => update::reindex(client, a, json).await,
         Command::Tables(TablesCommand::Create(a)) => commands::create(client, a, json).await,
         Command::Serve(a) => commands::serve(client, a).await,
     }

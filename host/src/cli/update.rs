@@ -7,8 +7,9 @@ use dynaslice_host::json::{key_from_args, key_text};
 use dynaslice_host::{
     Changes, HostError, OutcomeJson, PutOptions, TableConfig, UpdateOptions, UpdateSteps,
 };
+use serde_json::json;
 
-use super::args::UpdateArgs;
+use super::args::{ReindexArgs, UpdateArgs};
 use super::commands::json_attributes;
 use super::output::{Bar, manifest_text, print_json};
 
@@ -56,5 +57,40 @@ pub async fn update(client: &Client, args: &UpdateArgs, json: bool) -> Result<Ex
         "updated {key} by {how}: {} write units consumed, {units} planned{stored}",
         outcome.consumed.write
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn reindex(
+    client: &Client,
+    args: &ReindexArgs,
+    json: bool,
+) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.table.table).await?;
+    let options = UpdateOptions {
+        dry_run: args.dry_run,
+        ..UpdateOptions::default()
+    };
+    let report = dynaslice_host::reindex(client, &table, &options).await?;
+    if json {
+        print_json(&json!({
+            "items": report.items,
+            "misplaced": report.misplaced,
+            "rewritten": report.rewritten,
+            "conflicts": report.conflicts,
+            "consumedReadUnits": report.consumed.read,
+            "consumedWriteUnits": report.consumed.write,
+        }));
+    } else {
+        println!(
+            "{} of {} items held an index key or the TTL attribute in their payload; {} rewritten{}",
+            report.misplaced,
+            report.items,
+            report.rewritten,
+            match report.conflicts {
+                0 => String::new(),
+                n => format!(", {n} written by another writer first"),
+            }
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }

@@ -96,7 +96,19 @@ async fn config(Extract(state): Shared) -> Json<Value> {
                 .attributes()
                 .map(|k| json!({ "name": k.name, "type": k.key_type.as_str() }))
                 .collect();
-            json!({ "name": t.table, "layout": t.layout.name(), "chunkTable": t.chunk_table, "key": key })
+            let index_keys: Vec<Value> = t
+                .index_keys
+                .iter()
+                .map(|k| json!({ "name": k.name, "type": k.key_type.as_str(), "sort": k.sort }))
+                .collect();
+            json!({
+                "name": t.table,
+                "layout": t.layout.name(),
+                "chunkTable": t.chunk_table,
+                "key": key,
+                "indexKeys": index_keys,
+                "ttl": t.ttl,
+            })
         })
         .collect();
     Json(json!({

@@ -283,6 +283,8 @@ fn rules<'a>(table: &'a TableConfig, config: &UploadConfig) -> UploadRules<'a> {
         key: &table.key,
         layout: &table.layout,
         max_raw_bytes: config.max_item_bytes as u64,
+        index_keys: &table.index_keys,
+        ttl: table.ttl.as_deref(),
     }
 }
 

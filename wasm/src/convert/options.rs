@@ -474,6 +474,7 @@ pub fn query_options(table: &TableOptions, options: &JsValue) -> Result<QueryOpt
         get: get_options(table, options)?,
         concurrency: positive(options, "itemConcurrency", defaults.concurrency)?,
         lazy: super::flag(options, "lazy", defaults.lazy)?,
+        ..defaults
     })
 }
 

@@ -111,11 +111,7 @@ impl PutMachine<'_> {
                 };
                 let mut split = core::mem::replace(upload, placeholder);
                 if let Some(mut manifest) = split.manifest.take() {
-                    let rules = UploadRules {
-                        key: &self.table.key,
-                        layout: &self.table.layout,
-                        max_raw_bytes: self.options.max_item_bytes as u64,
-                    };
+                    let rules = UploadRules::of(&self.table, self.options.max_item_bytes as u64);
                     let chunks = core::mem::take(&mut split.chunks);
                     split.chunks = restamp(
                         &mut split.parent,
