@@ -22,17 +22,6 @@ use dynaslice_host::{
     item_to_sdk,
 };
 
-/// Writes `item` as it is, bypassing dynaslice (as another program could).
-async fn plant(client: &Client, table: &str, item: Item) {
-    client
-        .put_item()
-        .table_name(table)
-        .set_item(Some(item_to_sdk(item)))
-        .send()
-        .await
-        .expect("planted");
-}
-
 /// A parent whose manifest claims `chunk_count` chunks of `chunk_bytes`
 /// and a raw length of `raw_len`, all consistent with the format's rules.
 fn claimed(key: Item, chunk_count: u32, chunk_bytes: u32, raw_len: u64) -> Item {
@@ -81,7 +70,7 @@ async fn planted_manifests_are_refused_before_their_claims_are_built() {
     ];
     for (name, parent) in cases {
         Manifest::from_value(&parent[MANIFEST_ATTRIBUTE]).expect("a well-formed claim");
-        plant(&client, &table.table, parent.clone()).await;
+        common::plant(&client, &table.table, parent.clone()).await;
         let key = key(LayoutKind::ChunkTable, name);
         let started = Instant::now();
         let get = dynaslice_host::get(&client, &table, &key, &options(), &())
@@ -176,7 +165,7 @@ async fn a_frame_header_that_disagrees_with_the_manifest_is_refused() {
         CHUNK_DIGEST_ATTRIBUTE.into(),
         AttributeValue::B(digest.to_be_bytes().to_vec()),
     );
-    plant(&client, &table.chunk_table, chunk).await;
+    common::plant(&client, &table.chunk_table, chunk).await;
     let preview = dynaslice_host::preview(&client, &table, &item, 0..100, &options())
         .await
         .expect_err("preview refuses");
@@ -234,7 +223,7 @@ async fn gc_keeps_the_chunks_of_a_manifest_it_cannot_read() {
         } else {
             manifest.remove("h");
         }
-        plant(&client, &table.table, parent).await;
+        common::plant(&client, &table.table, parent).await;
     }
     let before = chunk_count(&client, &table).await;
     assert!(before >= 6, "{before}");

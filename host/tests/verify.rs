@@ -14,16 +14,6 @@ use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MAN
 use dynaslice_core::{AttributeValue, Category, Item};
 use dynaslice_host::{LayoutKind, PutOptions, QueryOptions, TableConfig, item_to_sdk};
 
-async fn put_raw(client: &Client, table: &str, item: Item) {
-    client
-        .put_item()
-        .table_name(table)
-        .set_item(Some(item_to_sdk(item)))
-        .send()
-        .await
-        .expect("a raw put");
-}
-
 fn document(layout: LayoutKind, id: &str, len: usize, seed: u64) -> Item {
     let mut item = common::key(layout, id);
     item.insert("body".into(), AttributeValue::B(common::noise(seed, len)));
@@ -69,7 +59,7 @@ async fn verify_finds_every_planted_fault_and_nothing_else() {
         // A flipped byte in chunk 1.
         let mut chunk = common::stored_chunk(&client, &table, &key("flipped"), 1).await;
         data_mut(&mut chunk)[10] ^= 0x40;
-        put_raw(&client, &table.chunk_table, chunk).await;
+        common::plant(&client, &table.chunk_table, chunk).await;
         // Chunk 2 gone.
         let inspection = dynaslice_host::inspect(&client, &table, &key("missing"))
             .await
@@ -91,7 +81,7 @@ async fn verify_finds_every_planted_fault_and_nothing_else() {
         if let Some(AttributeValue::M(fields)) = parent.get_mut(MANIFEST_ATTRIBUTE) {
             fields.insert("n".into(), AttributeValue::S("three".into()));
         }
-        put_raw(&client, &table.table, parent).await;
+        common::plant(&client, &table.table, parent).await;
         // Chunk 0 of an earlier version, written over the current one's.
         let old = common::stored_chunk(&client, &table, &key("foreign"), 0).await;
         put(&client, &table, &document(layout, "foreign", 1_200_000, 77)).await;
@@ -99,7 +89,7 @@ async fn verify_finds_every_planted_fault_and_nothing_else() {
         for name in [CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE] {
             current.insert(name.into(), old[name].clone());
         }
-        put_raw(&client, &table.chunk_table, current).await;
+        common::plant(&client, &table.chunk_table, current).await;
 
         let mut damaged = Vec::new();
         let outcome = dynaslice_host::verify(&client, &table, &QueryOptions::default(), |d| {

@@ -282,6 +282,17 @@ pub async fn collect_all_orphans(
     (report, after.referenced)
 }
 
+/// Writes `item` as it is, bypassing dynaslice (as another program could).
+pub async fn plant(client: &Client, table: &str, item: Item) {
+    client
+        .put_item()
+        .table_name(table)
+        .set_item(Some(dynaslice_host::item_to_sdk(item)))
+        .send()
+        .await
+        .expect("planted");
+}
+
 /// Chunk `seq` of the stored item with `key`, read directly from the chunk
 /// table (as a tampering test needs it).
 pub async fn stored_chunk(client: &Client, table: &TableConfig, key: &Item, seq: usize) -> Item {
