@@ -192,29 +192,9 @@ async fn query(
         .collect()
 }
 
-/// Every chunk item of the table's chunk table (all Scan pages).
+/// Every chunk item of the table's chunk table.
 async fn chunk_items(client: &Client, table: &TableConfig) -> Vec<Item> {
-    let mut items = Vec::new();
-    let mut start = None;
-    loop {
-        let page = client
-            .scan()
-            .table_name(&table.chunk_table)
-            .consistent_read(true)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .expect("scan");
-        items.extend(
-            page.items()
-                .iter()
-                .map(|item| item_from_sdk(item.clone()).expect("an item")),
-        );
-        match page.last_evaluated_key {
-            Some(key) => start = Some(key),
-            None => return items,
-        }
-    }
+    common::scan_all(client, &table.chunk_table).await
 }
 
 fn plain() -> PutOptions {

@@ -60,30 +60,14 @@ async fn read(client: &Client, table: &TableConfig, key: &Item) -> Option<Item> 
         .map(|fetched| fetched.item)
 }
 
+/// The keys of every chunk item, sorted.
 async fn chunk_keys(client: &Client, table: &TableConfig) -> Vec<Item> {
-    let mut keys = Vec::new();
-    let mut start = None;
-    loop {
-        let page = client
-            .scan()
-            .table_name(&table.chunk_table)
-            .projection_expression("#k")
-            .expression_attribute_names("#k", dynaslice_host::CHUNK_KEY_NAME)
-            .consistent_read(true)
-            .set_exclusive_start_key(start)
-            .send()
-            .await
-            .expect("scan");
-        keys.extend(
-            page.items()
-                .iter()
-                .map(|i| dynaslice_host::item_from_sdk(i.clone()).unwrap()),
-        );
-        match page.last_evaluated_key {
-            Some(key) => start = Some(key),
-            None => break,
-        }
-    }
+    let name = dynaslice_host::CHUNK_KEY_NAME;
+    let mut keys: Vec<Item> = common::scan_all(client, &table.chunk_table)
+        .await
+        .into_iter()
+        .map(|chunk| chunk.into_iter().filter(|(k, _)| k == name).collect())
+        .collect();
     keys.sort();
     keys
 }

@@ -203,7 +203,7 @@ impl UpdateMachine {
             update,
             self.options.rewrite,
         )?;
-        let steps = plan.steps.clone();
+        let (steps, expect) = (plan.steps.clone(), plan.expect);
         self.plan = Some(plan);
         // Nothing to rewrite: no item, and no change to create one with.
         let nothing = self.changes.set.is_empty() && self.changes.remove.is_empty();
@@ -233,24 +233,16 @@ impl UpdateMachine {
                     );
                     self.phase = Phase::Read(Box::new(read));
                 }
-                stored => self.write(stored),
+                stored => self.write(stored, expect),
             },
         }
         Ok(())
     }
 
     /// The rewrite's write of `item` (the whole item as read; `None`: no
-    /// item), changed, on the condition that the parent is as read.
-    fn write(&mut self, item: Option<Item>) {
-        let expect = match (&item, &self.plan) {
-            (Some(_), Some(plan)) => plan.expect,
-            (Some(_), None) => Expect::Plain,
-            (None, _) => Expect::Absent,
-        };
-        self.write_as(item, expect);
-    }
-
-    fn write_as(&mut self, item: Option<Item>, expect: Expect) {
+    /// item), changed, on the condition that the parent is as `expect`
+    /// says.
+    fn write(&mut self, item: Option<Item>, expect: Expect) {
         let mut item = item.unwrap_or_else(|| self.table.key.key_of(&self.key));
         self.changes.apply(&mut item);
         let mut options = self.options.put.clone();
@@ -282,7 +274,7 @@ impl UpdateMachine {
             self.finish(Err(conflict));
             return;
         }
-        self.write_as(item, read);
+        self.write(item, read);
     }
 
     fn handled(&mut self, purpose: Purpose, stored: Option<Item>) -> Result<(), ProtocolError> {

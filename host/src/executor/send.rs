@@ -4,7 +4,7 @@
 //! decides whether to send again (the SDK's own retries are off, see
 //! `client.rs`).
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -120,10 +120,20 @@ fn condition_parts(condition: Option<Condition>) -> ConditionParts {
     let Some(c) = condition else {
         return (None, None, None);
     };
-    let names = (!c.names.is_empty()).then(|| c.names.into_iter().collect());
-    let values =
-        (!c.values.is_empty()).then(|| c.values.into_iter().map(|(k, v)| (k, to_sdk(v))).collect());
+    let (names, values) = placeholders(c.names, c.values);
     (Some(c.expression), names, values)
+}
+
+/// An expression's `ExpressionAttributeNames` and `ExpressionAttributeValues`
+/// (each `None` when empty, as DynamoDB refuses empty maps).
+fn placeholders(
+    names: BTreeMap<String, String>,
+    values: Item,
+) -> (Option<HashMap<String, String>>, Option<SdkItem>) {
+    let names = (!names.is_empty()).then(|| names.into_iter().collect());
+    let values =
+        (!values.is_empty()).then(|| values.into_iter().map(|(k, v)| (k, to_sdk(v))).collect());
+    (names, values)
 }
 
 /// A projection's `#p0, #p1, …` and its names (none for every attribute).
@@ -184,14 +194,7 @@ async fn put_item(client: &Client, put: Put, date: &DateSeen) -> Sent {
 }
 
 async fn update_item(client: &Client, update: Update, date: &DateSeen) -> Sent {
-    let names = (!update.names.is_empty()).then(|| update.names.into_iter().collect());
-    let values = (!update.values.is_empty()).then(|| {
-        update
-            .values
-            .into_iter()
-            .map(|(k, v)| (k, to_sdk(v)))
-            .collect()
-    });
+    let (names, values) = placeholders(update.names, update.values);
     let output = client
         .update_item()
         .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
@@ -450,14 +453,7 @@ fn page(
 
 /// One page of a caller's Query, or of a Scan when it has no key condition.
 async fn query_page(client: &Client, query: Query, date: &DateSeen) -> Sent {
-    let names = (!query.names.is_empty()).then(|| query.names.into_iter().collect());
-    let values = (!query.values.is_empty()).then(|| {
-        query
-            .values
-            .into_iter()
-            .map(|(k, v)| (k, to_sdk(v)))
-            .collect()
-    });
+    let (names, values) = placeholders(query.names, query.values);
     let limit = query.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX));
     let start = query.start.map(item_to_sdk);
     let Some(key_condition) = query.key_condition else {

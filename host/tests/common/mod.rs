@@ -282,6 +282,31 @@ pub async fn collect_all_orphans(
     (report, after.referenced)
 }
 
+/// Every item of `table`, read raw through all its Scan pages (consistent).
+pub async fn scan_all(client: &Client, table: &str) -> Vec<Item> {
+    let mut items = Vec::new();
+    let mut start = None;
+    loop {
+        let page = client
+            .scan()
+            .table_name(table)
+            .consistent_read(true)
+            .set_exclusive_start_key(start)
+            .send()
+            .await
+            .expect("scan");
+        items.extend(
+            page.items()
+                .iter()
+                .map(|item| dynaslice_host::item_from_sdk(item.clone()).expect("an item")),
+        );
+        match page.last_evaluated_key {
+            Some(key) if !key.is_empty() => start = Some(key),
+            _ => return items,
+        }
+    }
+}
+
 /// Writes `item` as it is, bypassing dynaslice (as another program could).
 pub async fn plant(client: &Client, table: &str, item: Item) {
     client
