@@ -73,7 +73,44 @@ export interface PutOptions extends Omit<SplitOptions, 'expect' | 'version' | 'c
    * first, makes the write fail with `CONFLICT`, its own chunks deleted.
    */
   expect?: 'absent' | { version: string };
+  /**
+   * Version history: keep the newest `keep` replaced versions (at most 100)
+   * and any replaced less than `maxAgeMs` ago. `{ keep: 0 }` turns it off
+   * (what was kept is deleted). Default: as the stored item keeps.
+   */
+  history?: Retention;
+  /** The writer's note on this version (at most 256 bytes), listed once it is kept. */
+  note?: string;
   onProgress?: (progress: PutProgress) => void;
+}
+
+/** What an item's version history keeps. */
+export interface Retention {
+  keep: number;
+  maxAgeMs?: number;
+}
+
+/** One version of an item, as {@link listVersions} lists it. */
+export interface VersionInfo {
+  /** Its id; absent when the current item is stored whole. */
+  version?: string;
+  current: boolean;
+  /** When its write began (ms since the epoch, the store's clock). */
+  writtenAt?: number;
+  /** When a commit replaced it (ms since the epoch); absent for the current version. */
+  replacedAt?: number;
+  /** The parent's bytes and the payload's raw length. */
+  bytes: number;
+  chunks: number;
+  note?: string;
+}
+
+/** The result of {@link listVersions}. */
+export interface Versions {
+  /** Absent when the item keeps no history. */
+  retention?: Retention;
+  /** The current version first, then the kept ones, newest first. */
+  versions: VersionInfo[];
 }
 
 export interface PutStreamOptions extends Omit<PutOptions, 'onProgress' | 'codec'>, DriverOptions {
@@ -123,6 +160,8 @@ export interface PutResult {
 export interface GetOptions extends TableOptions, InputOptions, OutputOptions, DriverOptions {
   /** Read chunks strongly consistent (default true). */
   consistentRead?: boolean;
+  /** A version the item's history keeps, to read instead of the current one. */
+  version?: string;
   onProgress?: (progress: GetProgress) => void;
 }
 
@@ -251,6 +290,8 @@ export interface GcReport {
   chunks: number;
   /** Chunks of a stored parent's version. */
   referenced: number;
+  /** Chunks and records of versions their parent's history keeps. */
+  kept: number;
   /** Unreferenced chunks within the grace period. */
   young: number;
   /** Unreferenced chunks deleted (or, with `dryRun`, to delete). */
@@ -306,6 +347,12 @@ export function getStream(client: DynamoDBClientLike, key: DynamoItemInput | Pla
  * UpdateItem when they live on the parent, a rewrite as a new version when they are in its
  * payload. A concurrent overwrite makes it reject with CONFLICT.
  */
+/** The versions of the item with `key` (undefined when there is none): the current one and those its history keeps. */
+export function listVersions(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: TableOptions & InputOptions & DriverOptions): Promise<Versions | undefined>;
+
+/** Makes a kept version current again, as a new version: getItem with `version`, then putItem. */
+export function restoreVersion(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, version: string, options: PutOptions): Promise<PutResult>;
+
 export function updateItem(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, changes: Changes, options: UpdateOptions): Promise<UpdateResult>;
 
 /**

@@ -238,6 +238,8 @@ catalogue! {
     CodecInputTooLarge = "CODEC_INPUT_TOO_LARGE", TooLarge;
     /// A request body is over this server's limit.
     BodyTooLarge = "BODY_TOO_LARGE", TooLarge;
+    /// The parent a commit replaces is too large to keep in a version record.
+    HistoryRecordTooLarge = "HISTORY_RECORD_TOO_LARGE", TooLarge;
     // Stored data.
     /// A parent's manifest (`_ds`) is not a manifest this version writes.
     ManifestInvalid = "MANIFEST_INVALID", Stored;
@@ -301,6 +303,8 @@ catalogue! {
     StreamDuplicateName = "STREAM_DUPLICATE_NAME", Stored;
     /// A value stream goes on after its item ends.
     StreamTrailingBytes = "STREAM_TRAILING_BYTES", Stored;
+    /// A version record does not read back as the version it is kept as.
+    HistoryRecordInvalid = "HISTORY_RECORD_INVALID", Stored;
     // Conflict, not found, access.
     /// Another writer committed first; nothing of this write was kept.
     Conflict = "CONFLICT", Conflict;
@@ -310,6 +314,8 @@ catalogue! {
     NotFound = "NOT_FOUND", NotFound;
     /// The item's TTL has passed and DynamoDB is deleting it: some of its chunks are gone already.
     ItemExpired = "ITEM_EXPIRED", NotFound;
+    /// The item keeps no version of this id: never kept, or its retention released it.
+    VersionNotFound = "VERSION_NOT_FOUND", NotFound;
     /// The table does not exist on the store.
     TableNotFound = "TABLE_NOT_FOUND", NotFound;
     /// The item has no attribute of the name asked for.

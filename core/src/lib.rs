@@ -13,6 +13,7 @@ mod code;
 pub mod codec;
 pub mod digest;
 pub mod encoding;
+pub mod history;
 mod key;
 pub mod layout;
 pub mod manifest;

@@ -3,6 +3,7 @@
 
 use aws_sdk_dynamodb::error::{ProvideErrorMetadata, SdkError};
 use dynaslice_core::codec::CodecError;
+use dynaslice_core::history::HistoryError;
 use dynaslice_core::plan::PlanError;
 use dynaslice_core::protocol::ProtocolError;
 use dynaslice_core::upload::UploadError;
@@ -106,6 +107,12 @@ pub enum HostError {
     /// request the host built, or a plan broke its own rules.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+impl From<HistoryError> for HostError {
+    fn from(error: HistoryError) -> Self {
+        Self::Protocol(ProtocolError::History(error))
+    }
 }
 
 impl From<ProtocolError> for HostError {

@@ -46,6 +46,7 @@ mod executor;
 mod gc;
 mod get;
 mod get_file;
+mod history;
 mod inspect;
 pub mod json;
 mod out_file;
@@ -72,6 +73,7 @@ pub use error::HostError;
 pub use gc::{GcOptions, GcReport, gc};
 pub use get::{Fetched, GetOptions, check_key, get};
 pub use get_file::{FileOutcome, get_file};
+pub use history::{Listed, Listing, restore, versions};
 pub use inspect::{
     ChunkInfo, Inspection, ListPage, StoredItem, inspect, list, list_page, stored_parent,
 };

@@ -963,6 +963,152 @@ fn dash_pipes_and_fifos_stream_in_and_out() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn versions_lists_get_version_reads_and_restore_brings_back() {
+    let (dir, data) = store_with_docs("history");
+    let run = |rest: &[&str]| {
+        let mut args = vec!["--data", data.as_str()];
+        args.extend_from_slice(rest);
+        ok(&args)
+    };
+    let mut files = Vec::new();
+    for n in 0..4u64 {
+        let file = dir.join(format!("v{n}.bin"));
+        std::fs::write(&file, common::noise(n, 500_000)).unwrap();
+        let note = format!("by writer {n}");
+        run(&[
+            "put",
+            "-t",
+            "docs",
+            "-k",
+            "pk=d",
+            "--file",
+            file.to_str().unwrap(),
+            "--keep-versions",
+            "2",
+            "--note",
+            &note,
+        ]);
+        files.push(file);
+    }
+    let listed = json(&run(&[
+        "versions", "-t", "docs", "-k", "pk=d", "--output", "json",
+    ]));
+    assert_eq!(listed["retention"]["keep"], 2, "{listed}");
+    let versions = listed["versions"].as_array().unwrap();
+    let notes: Vec<&str> = versions
+        .iter()
+        .map(|v| v["note"].as_str().unwrap())
+        .collect();
+    assert_eq!(notes, ["by writer 3", "by writer 2", "by writer 1"]);
+    assert!(versions[1]["replacedAt"].as_str().is_some() && versions[0]["current"] == true);
+    let text = run(&["versions", "-t", "docs", "-k", "pk=d"]);
+    assert!(
+        text.stdout.contains("keeps the newest 2") && text.stdout.contains("current"),
+        "{}",
+        text.stdout
+    );
+
+    // Version 1, streamed to a file, byte for byte.
+    let v1 = versions[2]["version"].as_str().unwrap();
+    let out = dir.join("back.bin");
+    run(&[
+        "get",
+        "-t",
+        "docs",
+        "-k",
+        "pk=d",
+        "--version",
+        v1,
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&files[1]).unwrap()
+    );
+    fails(
+        &[
+            "--data",
+            &data,
+            "get",
+            "-t",
+            "docs",
+            "-k",
+            "pk=d",
+            "--version",
+            "01KAAAAAAAAAAAAAAAAAAAAAAA",
+        ],
+        "VERSION_NOT_FOUND",
+    );
+    fails(
+        &[
+            "--data",
+            &data,
+            "get",
+            "-t",
+            "docs",
+            "-k",
+            "pk=d",
+            "--version",
+            "v1",
+        ],
+        "INPUT_INVALID",
+    );
+
+    let restored = json(&run(&[
+        "restore",
+        "-t",
+        "docs",
+        "-k",
+        "pk=d",
+        "--version",
+        v1,
+        "--output",
+        "json",
+    ]));
+    assert_eq!(restored["restored"], v1, "{restored}");
+    run(&[
+        "get",
+        "-t",
+        "docs",
+        "-k",
+        "pk=d",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(&files[1]).unwrap()
+    );
+    let listed = json(&run(&[
+        "versions", "-t", "docs", "-k", "pk=d", "--output", "json",
+    ]));
+    let notes: Vec<&str> = listed["versions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["note"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            format!("restored {v1}").as_str(),
+            "by writer 3",
+            "by writer 2"
+        ]
+    );
+    let gc = json(&run(&[
+        "gc", "-t", "docs", "--grace", "0s", "--output", "json",
+    ]));
+    assert_eq!(
+        (gc["deleted"].as_u64(), gc["kept"].as_u64()),
+        (Some(0), Some(6)),
+        "{gc}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A fresh folder with an embedded store holding the table `docs` (key
 /// `pk`): the folder, and the store's path for `--data`.
 fn store_with_docs(name: &str) -> (std::path::PathBuf, String) {

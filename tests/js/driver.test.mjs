@@ -17,7 +17,7 @@ import { runInNewContext } from 'node:vm';
 import { CreateTableCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, ScanCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { split } from 'dynaslice';
-import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream, queryItems, updateItem } from 'dynaslice/dynamodb';
+import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, listVersions, putItem, putStream, queryItems, restoreVersion, updateItem } from 'dynaslice/dynamodb';
 import { startDynamoDBLocal } from './support/dynamodb-local.mjs';
 import { orderHistory } from './support/documents.mjs';
 
@@ -528,6 +528,44 @@ describe('DynamoDBDocumentClient and plain values', () => {
   });
 });
 
+describe('version history', () => {
+  test('keep 3: five overwrites list exactly three earlier versions, each reads back; restore makes one current; gc keeps what is kept', async () => {
+    const key = { pk: { S: 'history#doc' } };
+    const sizes = [900 * KB, 200 * KB, 2 * KB, 700 * KB, 1200 * KB, 500 * KB];
+    const items = sizes.map((size) => blob('history#doc', size));
+    const written = [];
+    for (const [n, item] of items.entries()) {
+      const put = await putItem(client, item, { ...DOCS, history: { keep: 3 }, note: `writer ${n}` });
+      assert.ok(put.version, 'an item that keeps history is always split');
+      written.push(put.version);
+    }
+    const listed = await listVersions(client, key, DOCS);
+    assert.deepEqual(listed.retention, { keep: 3, maxAgeMs: undefined });
+    assert.deepEqual(listed.versions.map((v) => v.version), [written[5], written[4], written[3], written[2]]);
+    assert.deepEqual(listed.versions.map((v) => v.note), ['writer 5', 'writer 4', 'writer 3', 'writer 2']);
+    assert.deepEqual(listed.versions.map((v) => v.current), [true, false, false, false]);
+    for (const n of [2, 3, 4]) {
+      const { item, version } = await getItem(client, key, { ...DOCS, version: written[n] });
+      assert.equal(version, written[n]);
+      assert.ok(same(item.data.B, items[n].data.B), `version ${n}`);
+    }
+    await assert.rejects(getItem(client, key, { ...DOCS, version: written[0] }), { code: 'VERSION_NOT_FOUND' });
+    await assert.rejects(getItem(client, key, { ...DOCS, version: 'not-a-version' }), { code: 'OPTIONS_INVALID' });
+    await assert.rejects(putItem(client, items[0], { ...DOCS, history: { keep: 101 } }), { code: 'OPTIONS_INVALID' });
+
+    const report = await gc(client, { ...DOCS, graceMs: 0 });
+    assert.ok(report.kept > 0, JSON.stringify(report));
+    for (const n of [2, 3, 4]) assert.ok((await getItem(client, key, { ...DOCS, version: written[n] })).item);
+
+    const restored = await restoreVersion(client, key, written[3], DOCS);
+    assert.ok(same((await getItem(client, key, DOCS)).item.data.B, items[3].data.B));
+    const after = await listVersions(client, key, DOCS);
+    assert.deepEqual(after.versions.map((v) => v.version), [restored.version, written[5], written[4], written[3]]);
+    assert.equal(after.versions[0].note, `restored ${written[3]}`);
+    assert.equal(await listVersions(client, { pk: { S: 'history#none' } }, DOCS), undefined);
+  });
+});
+
 describe('gc', () => {
   test('deletes only unreferenced chunks past the grace period; a damaged parent keeps all of its chunks; dryRun deletes nothing', async () => {
     // Orphans: chunks written by a write whose commit never happened.
@@ -546,7 +584,7 @@ describe('gc', () => {
     assert.equal((await chunksOf('gc#orphan')).length, orphan.chunks.length, 'dryRun deleted nothing');
 
     const report = await gc(client, { ...DOCS, graceMs: 0 });
-    assert.equal(report.chunks, report.referenced + report.young + report.deleted + report.unreadable);
+    assert.equal(report.chunks, report.referenced + report.kept + report.young + report.deleted + report.unreadable);
     assert.ok(report.unreadableParents.some((p) => p.key.pk.S === 'gc#damaged' && /MANIFEST/.test(p.reason)), JSON.stringify(report.unreadableParents));
     assert.equal((await chunksOf('gc#orphan')).length, 0);
     assert.equal((await chunksOf('gc#live')).length, live.manifest.chunkCount);

@@ -5,6 +5,7 @@
 // module converts the caller's values, moves a stream's bytes in and out,
 // and reports progress.
 
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import init from 'dynaslice';
 import { POLICY } from '../dist/policy.js';
 import { boundApi } from './api.js';
@@ -267,6 +268,37 @@ export async function updateItem(client, key, changes, options) {
   const machine = boundApi().machines.update(keyOf(key, options), set, remove, tableOptions);
   const { path, reason, applied, writeUnits, put, consumed } = await finish(machine, client, signal, progress);
   return { path, reason, applied, writeUnits, put: put && putResult(put), consumed };
+}
+
+/**
+ * The versions of the item with `key` (undefined when there is none): `{
+ * retention, versions }`, the current version first, then those its
+ * history keeps (putItem's `history: { keep, maxAgeMs }`), newest first,
+ * each `{ version, current, writtenAt, replacedAt, bytes, chunks, note }`
+ * (times in ms since the epoch). One consistent GetItem.
+ */
+export async function listVersions(client, key, options) {
+  const signal = checked(client, options);
+  await init();
+  const tableOptions = await withTableKeys(client, options);
+  const request = boundApi().parentRequest(keyOf(key, options), tableOptions);
+  const { Item } = await client.send(new GetItemCommand(request), { abortSignal: signal });
+  return Item === undefined ? undefined : boundApi().machines.versions(Item, Date.now());
+}
+
+/**
+ * Makes the kept version `version` of the item with `key` current again:
+ * reads it whole (getItem with `version`, every digest checked) and writes
+ * it as a new version (putItem; its `note`, unless given, says what was
+ * restored). The version it replaces is kept as the item's history says.
+ * VERSION_NOT_FOUND when the item keeps no such version.
+ */
+export async function restoreVersion(client, key, version, options) {
+  // Plain numbers come back as NumberValue: exact, whatever their size.
+  const { item } = await getItem(client, key, { ...options, version, wrapNumbers: true });
+  if (item === undefined) throw dynasliceError('VERSION_NOT_FOUND', `the item keeps no version ${version}`);
+  const note = options?.note ?? `restored ${version}`;
+  return putItem(client, item, { ...options, note });
 }
 
 /**

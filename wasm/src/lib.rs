@@ -219,6 +219,18 @@ pub fn carries_version(manifest: &[u8], version: &str) -> JsResult<bool> {
     Ok(stored_version(&item).map_err(Failure::from)? == Some(version))
 }
 
+/// The versions a stored parent (its stream) has at `now_ms`: `{
+/// retention: { keep, maxAgeMs } | undefined, versions: [{ version,
+/// current, writtenAt, replacedAt, bytes, chunks, note }] }`, the current
+/// version first, then the kept ones, newest first (times in ms).
+#[wasm_bindgen(js_name = versionsOf)]
+pub fn versions_of(parent: &[u8], now_ms: f64) -> JsResult<JsValue> {
+    let parent = stream::item(parent)?;
+    let listing = dynaslice_core::history::listing(&parent, now_ms as u64)
+        .map_err(|e| Failure::new(e.code(), e.to_string()))?;
+    Ok(convert::listing(&listing))
+}
+
 /// The protocol's policy numbers (core's `protocol::policy`): `{
 /// concurrency, retry, graceMs, readWindow, … }`, the driver's defaults.
 #[wasm_bindgen(js_name = protocolPolicy)]

@@ -6,6 +6,7 @@ use core::fmt;
 
 use super::request::{Failure, FailureKind, Operation};
 use crate::code::Code;
+use crate::history::HistoryError;
 use crate::plan::{ChangesError, PlanError};
 use crate::read::reassemble::ReassembleError;
 use crate::upload::UploadError;
@@ -31,6 +32,8 @@ pub enum ProtocolError {
     Changes(ChangesError),
     /// An upload could not be stamped in the store's time.
     Upload(UploadError),
+    /// Version history could not be kept or read.
+    History(HistoryError),
     /// DynamoDB refused a request, or kept failing it until retries ran out.
     Request {
         /// The operation that failed.
@@ -97,6 +100,7 @@ impl ProtocolError {
             Self::Key(v) => v.first().map_or(Code::KeyInvalid, Violation::code),
             Self::Changes(e) => e.code(),
             Self::Upload(e) => e.code(),
+            Self::History(e) => e.code(),
             Self::Request { failure, .. } => match (failure.kind, failure.code.as_str()) {
                 (FailureKind::NoAnswer, _) => Code::ConnectionFailed,
                 (_, "ResourceNotFoundException") => Code::TableNotFound,
@@ -120,6 +124,7 @@ impl fmt::Display for ProtocolError {
             Self::Plan(e) => e.fmt(f),
             Self::Reassemble(e) => write!(f, "stored item is damaged: {e}"),
             Self::Upload(e) => e.fmt(f),
+            Self::History(e) => e.fmt(f),
             Self::Changes(e) => write!(f, "update is invalid: {e}"),
             Self::Key(violations) => {
                 f.write_str("key is invalid: ")?;
@@ -198,5 +203,11 @@ impl From<PlanError> for ProtocolError {
 impl From<ReassembleError> for ProtocolError {
     fn from(e: ReassembleError) -> Self {
         Self::Reassemble(e)
+    }
+}
+
+impl From<HistoryError> for ProtocolError {
+    fn from(e: HistoryError) -> Self {
+        Self::History(e)
     }
 }

@@ -32,8 +32,9 @@ use super::pace::Pace;
 use super::policy::{DEFAULT_CONCURRENCY, DEFAULT_GRACE, INITIAL_WRITE_LIMIT, RetryPolicy};
 use super::request::{Answer, Request, RequestId, Response};
 use super::{Env, Machine, Step};
+use crate::history::{History, HistoryError};
 use crate::layout::{Layout, canonical_key, parse_chunk_key};
-use crate::manifest::{CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, stored_version};
+use crate::manifest::{CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, ManifestError, stored_version};
 use crate::plan::{BatchGet, MAX_BATCH_GET_KEYS, Scan, WriteRequest, pack_batch_writes};
 use crate::table::Table;
 use crate::value::Item;
@@ -66,6 +67,9 @@ pub struct GcReport {
     pub chunks: usize,
     /// Chunks their parent references.
     pub referenced: usize,
+    /// Chunks (and version records) of versions their parent's history
+    /// keeps.
+    pub kept: usize,
     /// Unreferenced chunks kept because they are within the grace period.
     pub young: usize,
     /// Unreferenced chunks deleted (or that would be, in a dry run).
@@ -84,8 +88,8 @@ pub struct GcReport {
 enum Referenced {
     /// No chunks: no parent, or an item stored whole.
     Nothing,
-    /// The chunks of this version.
-    Version(VersionId),
+    /// The chunks of this version, and of the versions its history lists.
+    Version(VersionId, Option<History>),
     /// Unknown: its manifest cannot be read, so none of its chunks may go.
     Unknown,
 }
@@ -247,9 +251,16 @@ impl GcMachine {
                 continue;
             };
             let parent = &mut self.page[at];
-            parent.referenced = match stored_version(&stored) {
-                Ok(Some(version)) => Referenced::Version(version),
-                Ok(None) => Referenced::Nothing,
+            let read = stored_version(&stored).and_then(|version| {
+                let history = History::of_parent(&stored).map_err(|e| match e {
+                    HistoryError::Manifest(e) => e,
+                    _ => ManifestError::InvalidField { field: "y" },
+                })?;
+                Ok((version, history))
+            });
+            parent.referenced = match read {
+                Ok((Some(version), history)) => Referenced::Version(version, history),
+                Ok((None, _)) => Referenced::Nothing,
                 Err(e) => {
                     // Reported once, though its chunks may span pages.
                     let listed = &mut self.report.unreadable_parents;
@@ -270,8 +281,15 @@ impl GcMachine {
         for parent in core::mem::take(&mut self.page) {
             for (version, keys) in parent.versions {
                 let count = keys.len();
-                if parent.referenced == Referenced::Version(version) {
+                let kept = |history: &Option<History>| {
+                    history
+                        .as_ref()
+                        .is_some_and(|h| h.find(version, now_ms).is_some())
+                };
+                if matches!(&parent.referenced, Referenced::Version(v, _) if *v == version) {
                     self.report.referenced += count;
+                } else if matches!(&parent.referenced, Referenced::Version(_, h) if kept(h)) {
+                    self.report.kept += count;
                 } else if parent.referenced == Referenced::Unknown {
                     self.report.unreadable += count;
                 } else if version.unix_ms().saturating_add(grace_ms) > now_ms {

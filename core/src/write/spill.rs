@@ -68,11 +68,16 @@ pub(crate) fn prepare<'a>(
         .map(|(name, value)| (name, value, attribute_size(name, value)))
         .collect();
     let total: usize = sized.iter().map(|&(_, _, size)| size).sum();
-    if total <= options.item_limit {
+    if total <= options.item_limit && !options.always_split {
         return Ok(Prepared::Fits);
     }
 
     let (kept, spilled) = choose_spill(&sized, total, options);
+    if spilled.is_empty() && options.always_split {
+        return Err(SplitError::BadOptions {
+            reason: "history keeps only items with an attribute besides their key",
+        });
+    }
     if spilled.is_empty() {
         // Everything left is a key, an index key, the TTL or kept: nothing
         // can move.

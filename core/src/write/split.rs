@@ -71,6 +71,10 @@ pub struct SplitOptions {
     /// The table's TTL attribute: kept on the parent, and copied to every
     /// chunk (when the item has a Number there), so chunks expire with it.
     pub ttl: Option<String>,
+    /// Split an item even when it fits whole (its largest attributes
+    /// spilled, inline when they fit there): version history keeps its list
+    /// in the manifest, so an item that keeps history always has one.
+    pub always_split: bool,
 }
 
 impl SplitOptions {
@@ -89,6 +93,7 @@ impl SplitOptions {
             keep: Vec::new(),
             index_keys: Vec::new(),
             ttl: None,
+            always_split: false,
         }
     }
 

@@ -3,17 +3,20 @@
 //! lost answers, unprocessed batches, and writers that crash at any step
 //! (their requests out applied or not). After every delivery, every stored
 //! parent's version has all its chunks; every read returns exactly an
-//! item some writer wrote (or a typed error that says so); after a final
-//! gc no unreferenced chunk is left.
+//! item some writer wrote (or a typed error that says so); some writers
+//! keep history, and every version it keeps has all its chunks and reads
+//! back as some writer's item; after a final gc no unreferenced chunk is
+//! left.
 
 use std::collections::VecDeque;
 
+use dynaslice_core::history::{History, Retention};
 use dynaslice_core::plan::{Changes, Precondition, WriteMode};
 use dynaslice_core::protocol::{
     GcMachine, GcOptions, GetOptions, Machine, ProtocolError, PutMachine, PutSource, ReadMachine,
     Send, Sink, Step, UpdateMachine, UpdateOptions,
 };
-use dynaslice_core::{AttributeValue, Code, Item};
+use dynaslice_core::{AttributeValue, Code, Item, VersionId};
 
 use crate::scripted::{collect, item, key, put_options, read, retry};
 use crate::sim::{Fault, Store, committed_versions_whole, table};
@@ -143,6 +146,13 @@ fn race(seed: u64) {
             put_options([WriteMode::Batch, WriteMode::Auto, WriteMode::Atomic][rng.usize(..3)]);
         if rng.u32(..4) == 0 {
             options.precondition = Some(Precondition::Absent);
+        }
+        // Some writers turn history on (keep 2); the others inherit it.
+        if rng.u32(..4) == 0 {
+            options.history = Some(Retention {
+                keep: 2,
+                max_age_ms: None,
+            });
         }
         let source = match rng.bool() {
             true => PutSource::Item(item),
@@ -300,8 +310,35 @@ fn race(seed: u64) {
         some_write(&last.expect("an item"), &written, &datas),
         "seed {seed}: the stored item is no write's"
     );
+    // Every version the item keeps reads back as some write's item.
+    let parent = store.get(crate::sim::TABLE, &key("k")).unwrap().clone();
+    let history = History::of_parent(&parent).unwrap();
+    let now_ms = store.now_ms;
+    let kept: Vec<VersionId> = history
+        .iter()
+        .flat_map(|h| h.kept(now_ms))
+        .map(|e| e.version)
+        .collect();
+    for version in kept {
+        let kept = read_version(&mut store, version)
+            .unwrap_or_else(|e| panic!("seed {seed}: version {version}: {e}"));
+        assert!(
+            some_write(&kept.expect("an item"), &written, &datas),
+            "seed {seed}: a kept version is no write's item"
+        );
+    }
     collect(&mut store);
     committed_versions_whole(&store).unwrap();
+}
+
+fn read_version(store: &mut Store, version: VersionId) -> Result<Option<Item>, ProtocolError> {
+    let options = GetOptions {
+        retry: retry(),
+        version: Some(version),
+        ..GetOptions::default()
+    };
+    let mut read = ReadMachine::new(&key("k"), table(), Sink::Item, options, None, store.env(97));
+    Ok(crate::sim::finish(&mut read, store, &mut crate::sim::clean)?.and_then(|o| o.item))
 }
 
 /// True when `item` is one a writer wrote, with any update's `note` and

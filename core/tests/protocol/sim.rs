@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use dynaslice_core::history::{History, RECORD_SEQ};
 use dynaslice_core::layout::Layout;
 use dynaslice_core::manifest::{MANIFEST_ATTRIBUTE, stored_version};
 use dynaslice_core::plan::{Condition, TransactAction, WriteRequest};
@@ -464,20 +465,28 @@ pub fn committed_versions_whole(store: &Store) -> Result<(), String> {
         let Ok(manifest) = dynaslice_core::manifest::Manifest::from_value(value) else {
             continue;
         };
-        for seq in 0..manifest.chunk_count {
-            let key = dynaslice_core::layout::chunk_key(
-                &table.key,
-                &table.layout,
-                &parent,
-                manifest.version,
-                seq,
-            )
-            .unwrap();
-            if store.get(CHUNKS, &key).is_none() {
-                return Err(format!(
-                    "chunk {seq} of committed version {} is gone",
-                    manifest.version
-                ));
+        let mut versions = vec![(manifest.version, manifest.chunk_count, false)];
+        // Every version the parent's history keeps: its chunks and record.
+        let history = History::of_parent(&parent).map_err(|e| e.to_string())?;
+        for entry in history.iter().flat_map(|h| h.kept(store.now_ms)) {
+            versions.push((entry.version, entry.chunk_count, true));
+        }
+        for (version, count, kept) in versions {
+            let record = kept.then_some(RECORD_SEQ);
+            for seq in (0..count).chain(record) {
+                let key = dynaslice_core::layout::chunk_key(
+                    &table.key,
+                    &table.layout,
+                    &parent,
+                    version,
+                    seq,
+                )
+                .unwrap();
+                if store.get(CHUNKS, &key).is_none() {
+                    return Err(format!(
+                        "chunk {seq} of committed version {version} is gone"
+                    ));
+                }
             }
         }
     }
@@ -493,8 +502,14 @@ pub fn orphans(store: &Store) -> usize {
         .filter(|chunk| {
             let parsed =
                 dynaslice_core::layout::parse_chunk_key(&table.key, &table.layout, chunk).unwrap();
-            let parent = store.get(TABLE, &parsed.parent_key);
-            parent.and_then(|p| stored_version(p).ok().flatten()) != Some(parsed.version)
+            let Some(parent) = store.get(TABLE, &parsed.parent_key) else {
+                return true;
+            };
+            let kept = History::of_parent(parent)
+                .ok()
+                .flatten()
+                .is_some_and(|h| h.find(parsed.version, store.now_ms).is_some());
+            stored_version(parent).ok().flatten() != Some(parsed.version) && !kept
         })
         .count()
 }

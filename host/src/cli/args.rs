@@ -54,6 +54,7 @@ pub enum Command {
     /// Write an item: a file into a binary attribute, or an item in DynamoDB JSON.
     Put(PutCommand),
     /// Read an item back (to stdout, or a stored file streamed to a file).
+    #[command(disable_version_flag = true)]
     Get(GetArgs),
     /// Set or remove attributes of an item: one UpdateItem when they live on the parent,
     /// a rewrite as a new version when they are in its payload.
@@ -61,6 +62,13 @@ pub enum Command {
     /// Rewrite the items whose payload holds an index key or the TTL attribute (written
     /// before the index or TTL existed), so they appear in the index and expire.
     Reindex(ReindexArgs),
+    /// List an item's versions: the current one and those its history keeps (put
+    /// --keep-versions), with when each was written and replaced, its size and note.
+    Versions(KeyArgs),
+    /// Make a kept version current again: written as a new version (the one it replaces
+    /// is kept as history says).
+    #[command(disable_version_flag = true)]
+    Restore(RestoreArgs),
     /// Delete an item and its chunks.
     Rm(KeyArgs),
     /// Run a Query (or, with no --key-condition, a Scan) and print each item whole, one
@@ -199,9 +207,42 @@ pub struct PutArgs {
     /// throttling (halves when throttled, grows while clean).
     #[arg(long, default_value_t = dynaslice_host::DEFAULT_CONCURRENCY)]
     pub concurrency: usize,
+    #[command(flatten)]
+    pub history: HistoryArgs,
     /// Print the result as JSON (same as --output json).
     #[arg(long = "json-output", hide = true)]
     pub json_output: bool,
+}
+
+/// Version history: what a write keeps of the version it replaces.
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Keep the newest N replaced versions of this item (version history,
+    /// up to 100; 0 turns it off and deletes what was kept). Without it or
+    /// --keep-for, a write keeps as the stored item does.
+    #[arg(long, value_name = "N")]
+    pub keep_versions: Option<u32>,
+    /// Keep replaced versions younger than this too (30d, 12h, 90m).
+    #[arg(long, value_name = "AGE", value_parser = humantime::parse_duration)]
+    pub keep_for: Option<std::time::Duration>,
+    /// A note on this version (who changed it, and why; at most 256
+    /// bytes), listed by `versions`.
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+/// What `restore` takes.
+#[derive(Debug, Args)]
+pub struct RestoreArgs {
+    #[command(flatten)]
+    pub item: KeyArgs,
+    /// The kept version to make current again (its id, as `versions`
+    /// lists it).
+    #[arg(long, value_name = "VERSION")]
+    pub version: String,
+    /// The note on the new version (default: `restored <VERSION>`).
+    #[arg(long)]
+    pub note: Option<String>,
 }
 
 /// What `put` takes: `estimate`'s arguments, and what the stored item
@@ -348,6 +389,10 @@ pub struct GetArgs {
     /// bounds only what must be held whole (a snappy payload).
     #[arg(long)]
     pub max_size: Option<usize>,
+    /// Read this version instead of the current one: a version the item's
+    /// history keeps (`versions` lists them).
+    #[arg(long, value_name = "VERSION")]
+    pub version: Option<String>,
 }
 
 /// What `reindex` takes.

@@ -53,6 +53,8 @@ fn put_options(args: &PutArgs) -> Result<PutOptions, HostError> {
         options.max_item_bytes = max;
         options.max_stream_bytes = Some(max as u64);
     }
+    options.history = super::history::retention(&args.history)?;
+    options.note = args.history.note.clone();
     Ok(options)
 }
 
@@ -289,6 +291,11 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
     if let Some(max) = args.max_size {
         options.max_item_bytes = max;
     }
+    options.version = args
+        .version
+        .as_deref()
+        .map(super::history::version_arg)
+        .transpose()?;
     let Some(path) = &args.out else {
         let bar = Bar::new("reading", true);
         let fetched = dynaslice_host::get(client, &table, &key, &options, &bar).await;
@@ -340,7 +347,11 @@ pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode
     Ok(ExitCode::SUCCESS)
 }
 
-fn not_found(key: &Item, table: &TableConfig, json: bool) -> Result<ExitCode, HostError> {
+pub(super) fn not_found(
+    key: &Item,
+    table: &TableConfig,
+    json: bool,
+) -> Result<ExitCode, HostError> {
     if json {
         print_json(
             &json!({ "error": { "code": Code::NotFound.as_str(), "message": format!("no item {} in {}", key_text(&table.key, key), table.table) } }),
@@ -447,7 +458,8 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
     if json {
         print_json(&json!({
             "chunks": report.chunks, "referenced": report.referenced,
-            "young": report.young, "deleted": report.deleted, "dryRun": args.dry_run,
+            "kept": report.kept, "young": report.young, "deleted": report.deleted,
+            "dryRun": args.dry_run,
             "unreadable": report.unreadable,
             "unreadableParents": report.unreadable_parents.iter()
                 .map(|(key, why)| json!({ "key": dynaslice_host::json::item_to_json(key), "error": why }))
@@ -460,9 +472,11 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
             "deleted"
         };
         println!(
-            "{} chunks: {} referenced, {} unreferenced but younger than {}, {verb} {}",
+            "{} chunks: {} referenced, {} of kept versions, {} unreferenced but younger than {}, \
+             {verb} {}",
             report.chunks,
             report.referenced,
+            report.kept,
             report.young,
             humantime::format_duration(args.grace),
             report.deleted

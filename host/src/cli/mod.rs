@@ -2,6 +2,7 @@
 
 pub mod args;
 mod commands;
+mod history;
 pub mod output;
 mod query;
 mod update;
@@ -21,7 +22,8 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Estimate(a) => a.json_output,
         Command::Get(a) => a.item.json.json,
         Command::Update(a) => a.item.json.json,
-        Command::Rm(a) | Command::Inspect(a) => a.json.json,
+        Command::Rm(a) | Command::Inspect(a) | Command::Versions(a) => a.json.json,
+        Command::Restore(a) => a.item.json.json,
         Command::Ls(a) => a.json.json,
         Command::Query(a) => a.table.json.json,
         Command::Gc(a) => a.table.json.json,
@@ -67,6 +69,8 @@ pub fn limit_flag(cli: &Cli) -> Option<&'static str> {
     match &cli.command {
         Command::Put(_) | Command::Estimate(_) | Command::Get(_) => Some("--max-size"),
         Command::Rm(_)
+        | Command::Versions(_)
+        | Command::Restore(_)
         | Command::Update(_)
         | Command::Inspect(_)
         | Command::Ls(_)
@@ -101,6 +105,8 @@ pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
         Command::Get(a) => commands::get(client, a, json).await,
         Command::Update(a) => update::update(client, a, json).await,
         Command::Rm(a) => commands::rm(client, a, json).await,
+        Command::Versions(a) => history::versions(client, a, json).await,
+        Command::Restore(a) => history::restore(client, a, json).await,
         Command::Ls(a) => commands::ls(client, a, json).await,
         Command::Query(a) => query::query(client, a, json).await,
         Command::Inspect(a) => commands::inspect(client, a, json).await,

@@ -276,7 +276,7 @@ pub async fn collect_all_orphans(
         .expect("gc dry run");
     assert_eq!(
         (after.chunks, after.deleted),
-        (after.referenced, 0),
+        (after.referenced + after.kept, 0),
         "unreferenced chunks remain after gc removed {report:?}"
     );
     (report, after.referenced)

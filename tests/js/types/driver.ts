@@ -4,8 +4,8 @@
 // Lines marked @ts-expect-error must stay errors.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, putItem, putStream, queryItems, updateItem } from 'dynaslice/dynamodb';
-import type { GcReport, GetResult, PutProgress, PutResult, UpdateResult } from 'dynaslice/dynamodb';
+import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, listVersions, putItem, putStream, queryItems, restoreVersion, updateItem } from 'dynaslice/dynamodb';
+import type { GcReport, GetResult, PutProgress, PutResult, UpdateResult, Versions } from 'dynaslice/dynamodb';
 
 const client = new DynamoDBClient({});
 const doc = DynamoDBDocumentClient.from(client);
@@ -46,6 +46,11 @@ export async function use(): Promise<void> {
   const pages = queryItems(doc, { IndexName: 'gsi1', KeyConditionExpression: 'g = :g', ExpressionAttributeValues: { ':g': 'x' } }, { ...table, format: 'plain', lazy: true });
   const last = await pages.next();
   console.log(last.done ? last.value.chunksSkipped : last.value);
+  const kept: PutResult = await putItem(client, { pk: { S: 'h' }, body: { S: 'x' } }, { ...table, history: { keep: 3, maxAgeMs: 86_400_000 }, note: 'by ana' });
+  const listed: Versions | undefined = await listVersions(client, { pk: { S: 'h' } }, table);
+  const old = await getItem(client, { pk: { S: 'h' } }, { ...table, version: listed?.versions[1]?.version ?? '' });
+  const restored: PutResult = await restoreVersion(doc, { pk: 'h' }, kept.version ?? '', { ...table, format: 'plain', note: 'undo' });
+  console.log(listed?.retention?.keep, listed?.versions.map((v) => [v.version, v.replacedAt, v.note]), old.item, restored.version, 0);
   const gone = await deleteItem(client, { pk: { S: 'a' } }, { ...table, signal: controller.signal });
   const report: GcReport = await gc(client, { ...table, graceMs: 60_000, dryRun: true });
   console.log(seen, replaced.mode, streamed.cleanupLeft, got.item, got.version, plain.consumed.readUnits, gone.chunksLeft, report.unreadableParents);
@@ -64,6 +69,8 @@ export async function use(): Promise<void> {
   await updateItem(client, { pk: { S: 'a' } }, { remove: 'draft' }, table);
   // @ts-expect-error a query's input is an object
   queryItems(client, 'pk = :p', table);
+  // @ts-expect-error history keeps a number of versions
+  await putItem(client, { pk: { S: 'h' } }, { ...table, history: { keep: 'all' } });
   // @ts-expect-error retry attempts are a number
   await gc(client, { ...table, retry: { maxAttempts: 'many' } });
 }

@@ -3,6 +3,7 @@
 //! `@aws-sdk/client-dynamodb` takes.
 
 mod capacity;
+mod history;
 pub mod js;
 mod options;
 mod output;
@@ -11,6 +12,7 @@ mod requests;
 pub mod stream;
 
 pub use capacity::{read_capacity, write_capacity};
+pub use history::listing;
 pub use options::*;
 pub use output::{dynamodb_item, violations};
 pub use requests::*;

@@ -4,6 +4,7 @@
 use dynaslice_core::Code;
 use dynaslice_core::codec::Codec;
 use dynaslice_core::codec::Compression;
+use dynaslice_core::history::Retention;
 use dynaslice_core::layout;
 use dynaslice_core::layout::Layout;
 use dynaslice_core::plan::WriteMode;
@@ -420,8 +421,47 @@ fn precondition(options: &JsValue) -> Result<Option<Precondition>, Failure> {
     Ok(Some(Precondition::Version(version)))
 }
 
+/// `history`: none (as the stored item keeps), or `{ keep, maxAgeMs }`
+/// (version history: keep 0 and no age turns it off).
+fn history(options: &JsValue) -> Result<Option<Retention>, Failure> {
+    let value = get(options, "history");
+    if value.is_undefined() {
+        return Ok(None);
+    }
+    let wrong = || {
+        bad(
+            "history",
+            "{ keep: 0 to 100 versions, maxAgeMs?: a number of milliseconds }",
+        )
+    };
+    if !value.is_object() {
+        return Err(wrong());
+    }
+    let keep = size(&value, "keep", 0).map_err(|_| wrong())?;
+    let max_age_ms = match get(&value, "maxAgeMs").is_undefined() {
+        true => None,
+        false => Some(size(&value, "maxAgeMs", 0).map_err(|_| wrong())? as u64),
+    };
+    let retention = Retention {
+        keep: u32::try_from(keep).map_err(|_| wrong())?,
+        max_age_ms,
+    };
+    retention.check().map_err(|_| wrong())?;
+    Ok(Some(retention))
+}
+
+/// `version`: a kept version to read (its 26-character id).
+fn version(options: &JsValue) -> Result<Option<VersionId>, Failure> {
+    let wrong = || bad("version", "a 26-character version id");
+    match text(options, "version").map_err(|_| wrong())? {
+        None => Ok(None),
+        Some(id) => VersionId::parse(&id).map(Some).map_err(|_| wrong()),
+    }
+}
+
 /// A write's options: the split's (`codec`, `keep`, `chunkItemBytes`, …),
-/// `mode`, `expect`, `retry`, `concurrency`, `batchItems`.
+/// `mode`, `expect`, `retry`, `concurrency`, `batchItems`, `history`,
+/// `note`.
 pub fn put_options(table: &TableOptions, options: &JsValue) -> Result<PutOptions, Failure> {
     let split = split_options(table, options)?;
     let max = size(options, "maxRawBytes", table.max_raw_bytes)?;
@@ -439,6 +479,8 @@ pub fn put_options(table: &TableOptions, options: &JsValue) -> Result<PutOptions
         chunk_item_bytes: split.chunk_item_bytes,
         item_limit: split.item_limit,
         inline: split.inline,
+        history: history(options)?,
+        note: text(options, "note")?,
     })
 }
 
@@ -456,12 +498,13 @@ pub fn put_stream_options(table: &TableOptions, options: &JsValue) -> Result<Put
     Ok(put)
 }
 
-/// A read's options: `maxBytes`, `retry`, `concurrency`.
+/// A read's options: `maxBytes`, `retry`, `concurrency`, `version`.
 pub fn get_options(table: &TableOptions, options: &JsValue) -> Result<GetOptions, Failure> {
     Ok(GetOptions {
         max_item_bytes: table.max_raw_bytes,
         retry: retry(options)?,
         concurrency: positive(options, "concurrency", GetOptions::default().concurrency)?,
+        version: version(options)?,
         ..GetOptions::default()
     })
 }

@@ -426,6 +426,7 @@ pub fn gc_report(report: &GcReport, dry_run: bool) -> JsValue {
     for (name, count) in [
         ("chunks", report.chunks),
         ("referenced", report.referenced),
+        ("kept", report.kept),
         ("young", report.young),
         ("deleted", report.deleted),
         ("unreadable", report.unreadable),

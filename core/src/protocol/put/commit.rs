@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 
 use super::uploads::Uploads;
 use super::{Cutter, Phase, Purpose, PutMachine, PutSource};
+use crate::history::{History, keeps_history};
 use crate::manifest::stored_version;
 use crate::plan::{BatchWrite, Expect, Put, Replaced, Transaction};
 use crate::plan::{Commit as CommitPolicy, WriteMode, WriteSteps, plan_replaced, plan_write_as};
@@ -259,7 +260,39 @@ impl PutMachine<'_> {
     pub(super) fn checked(&mut self, check: Check, stored: Option<Item>) {
         let Some(split) = &self.split else { return };
         let ours = is_ours(stored.as_ref(), split);
-        let last_writer_wins = self.options.commit() == CommitPolicy::Overwrite;
+        let last_writer_wins = self.commit_as() == CommitPolicy::Overwrite;
+        // A write that keeps history lost its pinned commit to another
+        // writer: under last writer wins it starts again over the newer
+        // parent (recording that one), as a new version.
+        if self.keeps && !ours && matches!(check, Check::Condition | Check::Atomic | Check::Pinned)
+        {
+            // Applied unseen, then replaced by a writer that kept it: done,
+            // and its chunks are history now.
+            if self.kept_by(stored.as_ref()) {
+                let outcome = self.outcome_with(Committed::superseded());
+                return self.finish(Ok(outcome));
+            }
+            let conflict = self.conflict();
+            if self.options.precondition.is_some() {
+                return self.abort_with(Err(conflict));
+            }
+            let own = match core::mem::take(&mut self.abort) {
+                abort if !abort.is_empty() => abort,
+                _ => self.own_chunk_deletes(),
+            };
+            match self.write_again(stored, conflict) {
+                // This attempt's chunks go with the next attempt's cleanup.
+                Ok(()) => self.deletes.extend(own.into_iter().map(|batch| {
+                    let count = batch.requests.len();
+                    (batch, Purpose::Cleanup(count))
+                })),
+                Err(error) => {
+                    self.abort = own;
+                    self.abort_with(Err(error));
+                }
+            }
+            return;
+        }
         match check {
             Check::Single(_) | Check::Overwrite(_) if ours => {
                 self.commit_done(Committed::unknown(self.stored))
@@ -314,6 +347,18 @@ impl PutMachine<'_> {
         }
     }
 
+    /// True when `stored` keeps this write's version as history.
+    fn kept_by(&self, stored: Option<&Item>) -> bool {
+        let ours = self.split.as_ref().and_then(|s| s.manifest.as_ref());
+        let (Some(stored), Some(ours)) = (stored, ours) else {
+            return false;
+        };
+        History::of_parent(stored)
+            .ok()
+            .flatten()
+            .is_some_and(|h| h.entries.iter().any(|e| e.version == ours.version))
+    }
+
     /// Starts the write again as a new version over the parent `stored`,
     /// if its source can be split again (an item, not a stream already
     /// read) and it did not start again too often already; else fails with
@@ -331,6 +376,8 @@ impl PutMachine<'_> {
         let target = self.table.keys_target();
         self.stored = stored.is_some();
         self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
+        self.keeps = keeps_history(stored.as_ref(), self.options.history)?;
+        self.stored_parent = stored;
         self.version = VersionId::new(self.flights.clock.now_ms()?, self.flights.random());
         self.uploads = Uploads::new(&self.table.chunk_table, self.options.batch_items);
         self.released = false;

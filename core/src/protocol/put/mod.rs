@@ -7,6 +7,7 @@
 
 mod commit;
 mod end;
+mod kept;
 mod options;
 mod source;
 mod uploads;
@@ -25,6 +26,7 @@ use super::pace::Pace;
 use super::policy::{INITIAL_WRITE_LIMIT, RESTAMP_TOLERANCE_MS};
 use super::request::{Answer, Request, RequestId, Response};
 use super::{Env, Machine, Progress, Step};
+use crate::history::keeps_history;
 use crate::plan::{BatchWrite, Expect, WriteKind, WriteMode, parent_get};
 use crate::table::Table;
 use crate::value::Item;
@@ -150,6 +152,11 @@ pub struct PutMachine<'a> {
     progress: Progress,
     /// Times the write started again as a new version.
     rewrites: u32,
+    /// The stored parent, as read (what a write that keeps history
+    /// records).
+    stored_parent: Option<Item>,
+    /// This write keeps history ([`crate::history`]).
+    keeps: bool,
 }
 
 impl<'a> PutMachine<'a> {
@@ -188,6 +195,8 @@ impl<'a> PutMachine<'a> {
             payload_bytes: 0,
             progress: Progress::default(),
             rewrites: 0,
+            stored_parent: None,
+            keeps: false,
         };
         if let PutSource::Stream { len, .. } = &machine.source {
             if machine.options.mode == WriteMode::Atomic {
@@ -253,11 +262,16 @@ impl<'a> PutMachine<'a> {
         {
             return Err(self.conflict());
         }
+        self.keeps = keeps_history(stored.as_ref(), self.options.history)?;
+        self.stored_parent = stored;
+        self.split_uploads_whole();
         let now = self.flights.clock.now_ms()?;
         let keep = match &self.source {
             // Stamped anew whatever the first guess: nothing was split yet,
             // or an upload came stamped by the uploader's clock.
             PutSource::Stream { .. } | PutSource::Upload(_) => false,
+            // An item that keeps history is split even when it fits whole.
+            _ if self.keeps && self.split.as_ref().is_some_and(|s| s.manifest.is_none()) => false,
             // An item stored whole carries no version.
             _ if self.split.as_ref().is_some_and(|s| s.manifest.is_none()) => true,
             _ => self.version.unix_ms().abs_diff(now) <= RESTAMP_TOLERANCE_MS,

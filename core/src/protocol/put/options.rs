@@ -3,6 +3,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::history::Retention;
 use crate::manifest::Manifest;
 use crate::plan::{Commit, Precondition, WriteKind, WriteMode};
 use crate::protocol::policy::{DEFAULT_BATCH_ITEMS, DEFAULT_CONCURRENCY, RetryPolicy};
@@ -55,6 +56,14 @@ pub struct PutOptions {
     /// Keep a compressed payload on the parent when it fits there
     /// (default true).
     pub inline: bool,
+    /// Version history ([`crate::history`]): how many replaced versions
+    /// to keep, and for how long. `None` (the default): as the stored item
+    /// keeps (nothing, unless an earlier write turned history on).
+    pub history: Option<Retention>,
+    /// The writer's note on this version (who changed it, and why), at
+    /// most [`crate::history::MAX_NOTE_BYTES`]: listed with the version
+    /// once it is kept.
+    pub note: Option<String>,
 }
 
 impl Default for PutOptions {
@@ -73,6 +82,8 @@ impl Default for PutOptions {
             chunk_item_bytes: MAX_ITEM_BYTES,
             item_limit: MAX_ITEM_BYTES,
             inline: true,
+            history: None,
+            note: None,
         }
     }
 }

@@ -59,7 +59,7 @@ impl PutMachine<'_> {
             } = &self.source
         {
             let compression = stream_compression(self.options.compression, bytes);
-            let mut split_options = self.options.split_options(&self.table, self.version);
+            let mut split_options = self.split_options_now();
             split_options.max_raw_bytes = self
                 .options
                 .max_stream_bytes
@@ -89,7 +89,7 @@ impl PutMachine<'_> {
     /// Splits the item (the first time with the executor's clock, again in
     /// the store's time), or stamps an upload in the store's time.
     pub(super) fn split_now(&mut self) -> Result<(), ProtocolError> {
-        let split_options = self.options.split_options(&self.table, self.version);
+        let split_options = self.split_options_now();
         match &mut self.source {
             PutSource::Item(item) if self.options.mode == WriteMode::Batch => {
                 match split_item_streamed(item, &split_options)? {
@@ -132,14 +132,19 @@ impl PutMachine<'_> {
 
     /// Plans a whole split: one PutItem, one transaction, or every chunk
     /// then the commit.
-    pub(super) fn plan_whole(&mut self, split: SplitItem) -> Result<(), ProtocolError> {
+    pub(super) fn plan_whole(&mut self, mut split: SplitItem) -> Result<(), ProtocolError> {
+        let kept = self.keep_history(&mut split.parent)?;
+        // The record goes out with the chunks, before the commit.
+        if let Some(record) = kept.as_ref().and_then(|k| k.record.clone()) {
+            split.chunks.push(record);
+        }
         let target = self.table.keys_target();
         let plan = plan_write_as(
             &split,
             &target,
             &self.expect,
             self.options.mode,
-            self.options.commit(),
+            self.commit_as(),
         )?;
         self.planned_units = plan.write_units();
         self.progress = Progress {
@@ -150,9 +155,11 @@ impl PutMachine<'_> {
             chunks_done: 0,
             chunks_total: split.chunks.len() as u32,
         };
-        self.cleanup = plan.cleanup;
+        self.cleanup = match kept {
+            Some(kept) => kept.releases,
+            None => plan.cleanup,
+        };
         self.mode = plan.steps.kind();
-        let mut split = split;
         self.commit = Some(match plan.steps {
             WriteSteps::Single(put) => Commit::Single(put),
             WriteSteps::Atomic(transaction) => Commit::Atomic {
@@ -229,15 +236,20 @@ impl PutMachine<'_> {
             return self.plan_whole(split);
         }
         let mut split = split;
-        let last = core::mem::take(&mut split.chunks);
+        let kept = self.keep_history(&mut split.parent)?;
+        let mut last = core::mem::take(&mut split.chunks);
+        last.extend(kept.as_ref().and_then(|k| k.record.clone()));
         self.queue(last);
         // A stream of unknown length learns its total now.
         self.progress.bytes_total = self.progress.bytes_total.max(self.payload_bytes);
         self.progress.bytes_done = self.progress.bytes_total;
         let target = self.table.keys_target();
-        let plan = plan_streamed_commit_as(&split, &target, &self.expect, self.options.commit())?;
+        let plan = plan_streamed_commit_as(&split, &target, &self.expect, self.commit_as())?;
         self.planned_units = self.uploads.units + write_units(item_size(&split.parent), false);
-        self.cleanup = plan.cleanup;
+        self.cleanup = match kept {
+            Some(kept) => kept.releases,
+            None => plan.cleanup,
+        };
         self.mode = WriteKind::Batch;
         if let WriteSteps::Batch {
             overwrite,

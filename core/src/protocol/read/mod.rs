@@ -24,13 +24,15 @@ use super::pace::Pace;
 use super::policy::{CHUNKS_PER_READ, INITIAL_READ_LIMIT, READ_WINDOW};
 use super::request::{Request, RequestId, Response};
 use super::{Env, Machine, Progress, Step};
+use crate::history::{History, HistoryError, read_record, record_key};
 use crate::manifest::{Manifest, stored_version};
-use crate::plan::parent_get;
+use crate::plan::{Get, parent_get};
 use crate::read::chunk_reader::ChunkReader;
 use crate::read::reassemble::{ReassembleError, ReassembleOptions};
 use crate::read::reassembler::Reassembler;
 use crate::table::Table;
 use crate::value::{AttributeValue, Item};
+use crate::version::VersionId;
 
 /// Why a request was sent.
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +41,8 @@ enum Purpose {
     Parent,
     /// Chunks `first..first + CHUNKS_PER_READ` of attempt `attempt`.
     Chunks { attempt: u32, first: u32 },
+    /// The record of a kept version ([`GetOptions::version`]).
+    Record(VersionId),
 }
 
 /// What decodes the chunks.
@@ -223,6 +227,11 @@ impl ReadMachine {
         let Some(parent) = parent else {
             return self.done(None);
         };
+        if let Some(wanted) = self.options.version
+            && stored_version(&parent).ok().flatten() != Some(wanted)
+        {
+            return self.read_record(&parent, wanted);
+        }
         if let Some(missing) = self.missing.take() {
             // Deleted under us by an overwrite's cleanup? Only if the parent
             // moved on; if not, the store lost a chunk.
@@ -256,6 +265,60 @@ impl ReadMachine {
                 }
             }
         }
+        self.start_on(parent)
+    }
+
+    /// The current parent does not carry the version asked for: read the
+    /// record of it, if the parent's history keeps it.
+    fn read_record(&mut self, parent: &Item, wanted: VersionId) -> Result<(), ProtocolError> {
+        let now = self.flights.clock.now_ms()?;
+        let kept = History::of_parent(parent)?.is_some_and(|h| h.find(wanted, now).is_some());
+        if !kept {
+            return Err(self.not_kept(wanted));
+        }
+        // A kept version lost a chunk: nothing overwrites a kept version.
+        if let Some(missing) = self.missing.take() {
+            return Err(missing.into());
+        }
+        let Some(key) = record_key(&self.table, parent, wanted) else {
+            return Err(self.not_kept(wanted));
+        };
+        let get = Get {
+            table: self.table.chunk_table.clone(),
+            key,
+            consistent: true,
+        };
+        self.flights.send(
+            Request::Get(get),
+            Purpose::Record(wanted),
+            Resend::Transient,
+        );
+        Ok(())
+    }
+
+    fn not_kept(&self, version: VersionId) -> ProtocolError {
+        ProtocolError::History(HistoryError::VersionNotFound {
+            key: self.table.key.key_text(&self.key),
+            version,
+        })
+    }
+
+    /// A kept version's record was read: its parent is read as any other.
+    fn record_read(
+        &mut self,
+        wanted: VersionId,
+        record: Option<Item>,
+    ) -> Result<(), ProtocolError> {
+        // Released between the parent read and this one.
+        let Some(record) = record else {
+            return Err(self.not_kept(wanted));
+        };
+        let parent = read_record(&self.table, &self.key, wanted, &record)?;
+        self.start_on(parent)
+    }
+
+    /// Starts (or starts again) on the version `parent` describes.
+    fn start_on(&mut self, parent: Item) -> Result<(), ProtocolError> {
         // The whole item is refused over the limit before anything is
         // allocated; an attribute streams whatever the item's size.
         let limit = match self.sink {
@@ -466,6 +529,9 @@ impl Machine for ReadMachine {
     fn handle(&mut self, id: RequestId, response: Response) {
         let result = match self.flights.land(id, response) {
             Some(Settled::Answer(Purpose::Parent, answer)) => self.parent_read(item(answer)),
+            Some(Settled::Answer(Purpose::Record(version), answer)) => {
+                self.record_read(version, item(answer))
+            }
             Some(Settled::Answer(Purpose::Chunks { attempt, first }, answer)) => {
                 if attempt == self.attempt && matches!(self.phase, Phase::Chunks) {
                     self.arrived(first, found(answer))

@@ -5,6 +5,7 @@ use alloc::string::String;
 use crate::manifest::Manifest;
 use crate::protocol::policy::{DEFAULT_CONCURRENCY, MAX_REREADS, RetryPolicy};
 use crate::value::Item;
+use crate::version::VersionId;
 use crate::write::split::DEFAULT_MAX_RAW_BYTES;
 
 /// How to read.
@@ -26,6 +27,10 @@ pub struct GetOptions {
     /// ([`READ_WINDOW`](crate::protocol::policy::READ_WINDOW)) in flight and adapts to throttling between 1 and
     /// this.
     pub concurrency: usize,
+    /// A version the item's history keeps ([`crate::history`]) to read
+    /// instead of the current one (`None`: the current one). The current
+    /// version's id reads the current item.
+    pub version: Option<VersionId>,
 }
 
 impl Default for GetOptions {
@@ -35,6 +40,7 @@ impl Default for GetOptions {
             max_rereads: MAX_REREADS,
             retry: RetryPolicy::default(),
             concurrency: DEFAULT_CONCURRENCY,
+            version: None,
         }
     }
 }
