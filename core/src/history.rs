@@ -38,6 +38,7 @@ use crate::size::{MAX_ITEM_BYTES, item_size};
 use crate::table::Table;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
+use crate::write::split::DEFAULT_MAX_CHUNK_KEYS;
 
 /// The manifest field listing the kept versions.
 pub const HISTORY_FIELD: &str = "y";
@@ -481,6 +482,18 @@ pub fn plan_kept(
         _ => None,
     };
     let mut deletes = Vec::new();
+    // A list someone else wrote may claim any chunk counts: past the bound
+    // every operation that builds chunk keys keeps, the released versions
+    // (no longer listed) are left to gc, which judges chunks a page at a
+    // time.
+    let keys: u64 = released
+        .iter()
+        .map(|(_, e)| u64::from(e.chunk_count) + 1)
+        .sum();
+    let released = match keys > u64::from(DEFAULT_MAX_CHUNK_KEYS) {
+        true => Vec::new(),
+        false => released,
+    };
     for (_, entry) in &released {
         for seq in (0..entry.chunk_count).chain([RECORD_SEQ]) {
             if let Ok(key) = chunk_key(&table.key, &table.layout, parent, entry.version, seq) {

@@ -246,3 +246,49 @@ fn a_damaged_record_is_refused_and_a_record_of_another_version_too() {
     assert_eq!(error.code(), Code::HistoryRecordInvalid, "{error}");
     assert_eq!(read_version(&mut store, vb).unwrap(), Some(b));
 }
+
+#[test]
+fn a_list_someone_else_wrote_claiming_huge_versions_costs_a_commit_nothing() {
+    let mut store = Store::new();
+    write(&mut store, &item("k", 700_000, 1), keeping(3, None)).unwrap();
+    // A hundred entries, each claiming 60,000 chunks, planted on the parent.
+    let mut parent = store.get(TABLE, &key("k")).unwrap().clone();
+    let entries = (0..100u128)
+        .map(|n| dynaslice_core::history::Entry {
+            version: VersionId::new(store.now_ms - 1000, n),
+            replaced_ms: store.now_ms - 1000,
+            chunk_count: 60_000,
+            bytes: 1,
+            note: None,
+        })
+        .collect();
+    let planted = History {
+        retention: Retention {
+            keep: 100,
+            max_age_ms: None,
+        },
+        entries,
+    };
+    if let Some(AttributeValue::M(manifest)) = parent.get_mut("_ds") {
+        manifest.insert("y".into(), planted.to_value());
+    }
+    store.put_raw(TABLE, parent);
+    // Keeping one releases them all: the commit deletes none of their
+    // 6 million claimed chunks (gc judges what exists), and is quick.
+    let mut sent = 0;
+    let next = item("k", 700_000, 2);
+    store.now_ms += 60_000;
+    let mut put = PutMachine::new(
+        PutSource::Item(&next),
+        table(),
+        keeping(1, None),
+        store.env(8),
+    );
+    finish(&mut put, &mut store, &mut |_, _| {
+        sent += 1;
+        Fault::None
+    })
+    .unwrap();
+    assert!(sent < 20, "{sent} requests");
+    assert_eq!(kept_versions(&store).len(), 1);
+}
