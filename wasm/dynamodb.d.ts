@@ -282,6 +282,12 @@ export interface GcOptions extends TableOptions, DriverOptions {
   graceMs?: number;
   /** Report only; delete nothing. */
   dryRun?: boolean;
+  /** Scan segments at once (a parallel Scan, default 1). */
+  segments?: number;
+  /** The most capacity units (read and write) per second, on average. */
+  maxUnitsPerSecond?: number;
+  /** Called after every page with the counts so far. */
+  onProgress?: (progress: { chunks: number; deleted: number }) => void;
 }
 
 /** The result of {@link gc}. */
@@ -347,6 +353,25 @@ export function getStream(client: DynamoDBClientLike, key: DynamoItemInput | Pla
  * UpdateItem when they live on the parent, a rewrite as a new version when they are in its
  * payload. A concurrent overwrite makes it reject with CONFLICT.
  */
+/** Options of {@link putItems}: a write's, and how many items are written at once. */
+export interface PutItemsOptions extends Omit<PutOptions, 'onProgress'> {
+  /** Items written at once (default 8). */
+  inFlight?: number;
+  onProgress?: (progress: { written: number; failed: number }) => void;
+}
+
+/** The result of {@link putItems}. */
+export interface PutItemsResult {
+  written: number;
+  /** Each item that could not be stored: its index in the items, its code and message. */
+  failed: Array<{ index: number; code: string; message: string }>;
+  bytesWritten: number;
+  consumed: ConsumedCapacity;
+}
+
+/** Writes many items, `inFlight` at once; an item that cannot be stored is reported and the rest go in. */
+export function putItems(client: DynamoDBClientLike, items: Iterable<DynamoItemInput | PlainItem> | AsyncIterable<DynamoItemInput | PlainItem>, options: PutItemsOptions): Promise<PutItemsResult>;
+
 /** The versions of the item with `key` (undefined when there is none): the current one and those its history keeps. */
 export function listVersions(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: TableOptions & InputOptions & DriverOptions): Promise<Versions | undefined>;
 

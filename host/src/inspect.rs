@@ -104,6 +104,7 @@ fn scan_of(table: &TableConfig, limit: Option<u32>, start: Option<Item>) -> Scan
         consistent: true,
         start,
         limit,
+        segment: None,
     }
 }
 

@@ -108,6 +108,32 @@ pub fn value_from_json(json: &Value, path: &str) -> Result<AttributeValue, HostE
     })
 }
 
+/// Reads an item in plain JSON (`{"pk": "a", "n": 1, "tags": ["x"]}`):
+/// a string is `S`, a number `N` (as JSON wrote it), a boolean `BOOL`,
+/// null `NULL`, an array `L`, an object `M`. Binary and sets need
+/// DynamoDB JSON.
+pub fn item_from_plain_json(json: &Value) -> Result<Item, HostError> {
+    fn value(json: &Value) -> AttributeValue {
+        match json {
+            Value::String(s) => AttributeValue::S(s.clone()),
+            Value::Number(n) => AttributeValue::N(n.to_string()),
+            Value::Bool(b) => AttributeValue::Bool(*b),
+            Value::Null => AttributeValue::Null,
+            Value::Array(list) => AttributeValue::L(list.iter().map(value).collect()),
+            Value::Object(map) => {
+                AttributeValue::M(map.iter().map(|(k, v)| (k.clone(), value(v))).collect())
+            }
+        }
+    }
+    let object = json
+        .as_object()
+        .ok_or_else(|| bad("", "expected a JSON object of attributes"))?;
+    Ok(object
+        .iter()
+        .map(|(name, v)| (name.clone(), value(v)))
+        .collect())
+}
+
 /// Writes an item as DynamoDB JSON.
 pub fn item_to_json(item: &Item) -> Value {
     Value::Object(

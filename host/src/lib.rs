@@ -36,6 +36,7 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod bulk;
 mod client;
 mod cpu;
 mod delete;
@@ -61,6 +62,7 @@ pub mod serve;
 mod table;
 mod update;
 
+pub use bulk::{DEFAULT_IN_FLIGHT, ManyOptions, ManyReport, export, put_many};
 pub use client::{aws_client, local_client};
 pub use delete::{DeleteOutcome, delete};
 pub use dynaslice_core::protocol::RetryPolicy;
@@ -70,7 +72,7 @@ pub use dynaslice_core::protocol::policy::{
 #[cfg(feature = "embedded")]
 pub use embedded::EmbeddedStore;
 pub use error::HostError;
-pub use gc::{GcOptions, GcReport, gc};
+pub use gc::{GcOptions, GcPage, GcReport, gc, gc_paged, gc_segments};
 pub use get::{Fetched, GetOptions, check_key, get};
 pub use get_file::{FileOutcome, get_file};
 pub use history::{Listed, Listing, restore, versions};

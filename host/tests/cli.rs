@@ -1109,6 +1109,120 @@ fn versions_lists_get_version_reads_and_restore_brings_back() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+#[test]
+fn import_reports_each_bad_line_stores_the_rest_resumes_and_export_writes_them_back() {
+    let (dir, data) = store_with_docs("import");
+    let at = |rest: &[&str]| {
+        let mut args = vec!["--data".to_string(), data.clone()];
+        args.extend(rest.iter().map(|s| s.to_string()));
+        args
+    };
+    let mut lines = Vec::new();
+    for n in 1..=30u64 {
+        lines.push(match n {
+            7 => "{not json".to_string(),
+            12 => r#"{"pk": "p12", "_ds": "reserved"}"#.to_string(),
+            15 => String::new(),
+            _ => serde_json::json!({ "pk": format!("p{n}"), "n": n, "body": "x".repeat(n as usize * 30_000) })
+                .to_string(),
+        });
+    }
+    let file = dir.join("items.jsonl");
+    std::fs::write(&file, lines.join("\n")).unwrap();
+    let path = file.to_str().unwrap();
+    let run = dynaslice(&strs(&at(&[
+        "import", "-t", "docs", "--file", path, "--format", "plain",
+    ])));
+    assert_eq!(run.code, 1, "a failed line makes exit 1: {}", run.stderr);
+    assert!(
+        run.stderr.contains("line 7: ") && run.stderr.contains("[INPUT_INVALID]"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("line 12: ") && run.stderr.contains("[ATTRIBUTE_RESERVED]"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.contains("imported 27 items"), "{}", run.stdout);
+    // 29 KB to 900 KB: the larger ones split, and every one reads back.
+    for n in [1u64, 20, 30] {
+        let item = json(&ok(&strs(&at(&[
+            "get",
+            "-t",
+            "docs",
+            "-k",
+            &format!("pk=p{n}"),
+        ]))));
+        assert_eq!(item["n"]["N"], n.to_string());
+        assert_eq!(
+            item["body"]["S"].as_str().unwrap().len(),
+            n as usize * 30_000
+        );
+    }
+
+    // An earlier run's checkpoint: lines through 20 are skipped.
+    let table = common::table_name("resume");
+    ok(&strs(&at(&[
+        "tables",
+        "create",
+        "-t",
+        &table,
+        "--partition-key",
+        "pk",
+    ])));
+    let checkpoint = dir.join("items.jsonl.dynaslice-import");
+    std::fs::write(
+        &checkpoint,
+        format!(r#"{{"table": "{table}", "through": 20}}"#),
+    )
+    .unwrap();
+    let resumed = json(&dynaslice(&strs(&at(&[
+        "import", "-t", &table, "--file", path, "--format", "plain", "--resume", "--output", "json",
+    ]))));
+    assert_eq!(
+        (resumed["imported"].as_u64(), resumed["skipped"].as_u64()),
+        (Some(10), Some(20)),
+        "{resumed}"
+    );
+    assert!(
+        resumed["failed"].as_array().unwrap().is_empty(),
+        "{resumed}"
+    );
+    assert!(
+        !checkpoint.exists(),
+        "a finished import leaves no checkpoint"
+    );
+    fails(
+        &strs(&at(&["get", "-t", &table, "-k", "pk=p20"])),
+        "NOT_FOUND",
+    );
+
+    let out = dir.join("export.jsonl");
+    ok(&strs(&at(&[
+        "export",
+        "-t",
+        &table,
+        "--out",
+        out.to_str().unwrap(),
+    ])));
+    let mut keys: Vec<String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["pk"]["S"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    keys.sort();
+    let mut expected: Vec<String> = (21..=30).map(|n| format!("p{n}")).collect();
+    expected.sort();
+    assert_eq!(keys, expected, "every item once, no chunk item");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// A fresh folder with an embedded store holding the table `docs` (key
 /// `pk`): the folder, and the store's path for `--data`.
 fn store_with_docs(name: &str) -> (std::path::PathBuf, String) {

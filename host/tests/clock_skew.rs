@@ -81,6 +81,7 @@ async fn a_writer_two_hours_behind_loses_nothing_to_a_concurrent_gc() {
     let gc = GcOptions {
         grace: Duration::from_secs(3600),
         dry_run: false,
+        ..GcOptions::default()
     };
     let mut passes = 0;
     let mut young_seen = 0;

@@ -142,6 +142,7 @@ async fn stored_and_chunks(
         &GcOptions {
             grace: Duration::ZERO,
             dry_run: true,
+            ..GcOptions::default()
         },
     )
     .await

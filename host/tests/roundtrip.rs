@@ -288,6 +288,7 @@ async fn a_short_stream_aborts_and_leaves_the_old_version() {
         &dynaslice_host::GcOptions {
             grace: std::time::Duration::ZERO,
             dry_run: true,
+            ..dynaslice_host::GcOptions::default()
         },
     )
     .await

@@ -233,6 +233,7 @@ async fn gc_keeps_the_chunks_of_a_manifest_it_cannot_read() {
         &GcOptions {
             grace: Duration::ZERO,
             dry_run: false,
+            ..GcOptions::default()
         },
     )
     .await

@@ -17,7 +17,7 @@ import { runInNewContext } from 'node:vm';
 import { CreateTableCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, ScanCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { split } from 'dynaslice';
-import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, listVersions, putItem, putStream, queryItems, restoreVersion, updateItem } from 'dynaslice/dynamodb';
+import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, listVersions, putItem, putItems, putStream, queryItems, restoreVersion, updateItem } from 'dynaslice/dynamodb';
 import { startDynamoDBLocal } from './support/dynamodb-local.mjs';
 import { orderHistory } from './support/documents.mjs';
 
@@ -528,6 +528,29 @@ describe('DynamoDBDocumentClient and plain values', () => {
   });
 });
 
+describe('putItems', () => {
+  test('stores every valid item of a mixed load, many at once, and reports each bad one by its index', async () => {
+    const sizes = [KB, 50 * KB, 420 * KB, 1500 * KB];
+    const items = Array.from({ length: 20 }, (_, n) => blob(`bulk#${n}`, sizes[n % 4]));
+    async function* load() {
+      for (const [n, item] of items.entries()) {
+        if (n === 5) yield { pk: { S: 'bulk#bad' }, _ds: { S: 'reserved' } };
+        if (n === 12) yield { data: { S: 'no key' } };
+        yield item;
+      }
+    }
+    const seen = [];
+    const result = await putItems(client, load(), { ...DOCS, inFlight: 4, onProgress: (p) => seen.push(p) });
+    assert.equal(result.written, 20);
+    assert.deepEqual(result.failed.map(({ index, code }) => [index, code]), [[5, 'ATTRIBUTE_RESERVED'], [13, 'KEY_MISSING']]);
+    assert.deepEqual(seen.at(-1), { written: 20, failed: 2 });
+    assert.ok(result.consumed.writeUnits > 0 && result.bytesWritten > 0);
+    for (const item of items) assert.ok(same((await getItem(client, { pk: item.pk }, DOCS)).item.data.B, item.data.B));
+    await assert.rejects(putItems(client, 42, DOCS), { code: 'INPUT_INVALID' });
+    await assert.rejects(putItems(client, [], { ...DOCS, inFlight: 0 }), { code: 'OPTIONS_INVALID' });
+  });
+});
+
 describe('version history', () => {
   test('keep 3: five overwrites list exactly three earlier versions, each reads back; restore makes one current; gc keeps what is kept', async () => {
     const key = { pk: { S: 'history#doc' } };
@@ -594,6 +617,24 @@ describe('gc', () => {
     // Everything left in the chunk table belongs to a stored parent's version (or to the damaged one).
     const again = await gc(client, { ...DOCS, graceMs: 0 });
     assert.equal(again.deleted, 0);
+  });
+
+  test('in segments at once, with a rate limit and progress: the same orphans go, the live chunks stay', async () => {
+    const orphans = [];
+    for (const n of [1, 2, 3, 4]) {
+      const orphan = split(blob(`gcseg#orphan${n}`, 1200 * KB), { ...DOCS, mode: 'batch' });
+      for (const chunk of orphan.chunks) await client.send(new PutItemCommand({ TableName: 'docs_chunks', Item: chunk }));
+      orphans.push(...orphan.chunks);
+    }
+    const live = await putItem(client, blob('gcseg#live', 1200 * KB), DOCS);
+    const seen = [];
+    const report = await gc(client, { ...DOCS, graceMs: 0, segments: 3, maxUnitsPerSecond: 100_000, onProgress: (p) => seen.push(p) });
+    assert.ok(report.deleted >= orphans.length, JSON.stringify(report));
+    assert.equal(report.chunks, report.referenced + report.kept + report.young + report.deleted + report.unreadable);
+    for (const n of [1, 2, 3, 4]) assert.equal((await chunksOf(`gcseg#orphan${n}`)).length, 0);
+    assert.equal((await chunksOf('gcseg#live')).length, live.manifest.chunkCount);
+    assert.ok(seen.length > 0 && seen.at(-1).chunks <= report.chunks, JSON.stringify(seen));
+    await assert.rejects(gc(client, { ...DOCS, segments: 0 }), { code: 'OPTIONS_INVALID' });
   });
 
   test("collects the orphans of a stored item whose manifest claims more than any reader's limit", async () => {

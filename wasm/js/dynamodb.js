@@ -100,6 +100,60 @@ export async function putItem(client, item, options) {
 }
 
 /**
+ * Writes every item `items` yields (an array, an iterable or an async
+ * iterable, read as the writes go: memory holds `inFlight` items), each by
+ * putItem, `inFlight` at once (default 8), so the chunk writes of items
+ * under different partition keys interleave and each adapts to throttling.
+ * An item that cannot be stored is reported in `failed` (its index in
+ * `items`, code and message) and the rest go in. Resolves to `{ written,
+ * failed, bytesWritten, consumed }`; `onProgress({ written, failed })`
+ * hears each item as it ends. An abort rejects with its reason.
+ */
+export async function putItems(client, items, options) {
+  const signal = checked(client, options);
+  const inFlight = options?.inFlight ?? 8;
+  if (!Number.isInteger(inFlight) || inFlight < 1) throw badOption('inFlight', 'a positive integer');
+  const source = items?.[Symbol.asyncIterator]?.() ?? items?.[Symbol.iterator]?.();
+  if (source === undefined || typeof source.next !== 'function') {
+    throw dynasliceError('INPUT_INVALID', 'items must be an array, an iterable or an async iterable of items');
+  }
+  const progress = reporter(options, (p) => p);
+  const { onProgress, inFlight: _, ...each } = options ?? {};
+  const result = { written: 0, failed: [], bytesWritten: 0, consumed: { readUnits: 0, writeUnits: 0 } };
+  let index = 0;
+  let ended = false;
+  const worker = async () => {
+    while (!ended) {
+      // An async generator answers next() calls in the order they were made.
+      const step = await source.next();
+      if (step.done) {
+        ended = true;
+        return;
+      }
+      const at = index++;
+      try {
+        const put = await putItem(client, step.value, each);
+        result.written += 1;
+        result.bytesWritten += put.bytesWritten;
+        result.consumed.readUnits += put.consumed.readUnits;
+        result.consumed.writeUnits += put.consumed.writeUnits;
+      } catch (error) {
+        if (signal?.aborted) throw error;
+        result.failed.push({ index: at, code: error?.code ?? 'INTERNAL', message: String(error?.message ?? error) });
+      }
+      progress({ written: result.written, failed: result.failed.length });
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: inFlight }, worker));
+  } finally {
+    if (ended === false) await source.return?.();
+  }
+  result.failed.sort((a, b) => a.index - b.index);
+  return result;
+}
+
+/**
  * Writes `source` (a Blob, a ReadableStream or a Node stream) as the
  * binary attribute `options.attribute` of `item`, chunk by chunk as it is
  * read: memory stays within a few chunks whatever its size. Then commits
@@ -359,7 +413,44 @@ export async function* queryItems(client, input, options) {
  */
 export async function gc(client, options) {
   const signal = checked(client, options);
+  const segments = options?.segments ?? 1;
+  if (!Number.isInteger(segments) || segments < 1 || segments > 1000) throw badOption('segments', 'an integer from 1 to 1000');
+  const progress = reporter(options, (p) => p);
   await init();
-  const machine = boundApi().machines.gc(options);
-  return finish(machine, client, signal);
+  const seen = Array.from({ length: segments }, () => ({ chunks: 0, deleted: 0 }));
+  const one = async (segment) => {
+    const rate = options?.maxUnitsPerSecond;
+    const each = { ...options, segment: segments > 1 ? [segment, segments] : undefined, maxUnitsPerSecond: rate === undefined ? undefined : Math.max(1, Math.floor(rate / segments)) };
+    const machine = boundApi().machines.gc(each);
+    try {
+      const drive = new Drive(machine, client, signal);
+      const total = () => seen.reduce((a, b) => ({ chunks: a.chunks + b.chunks, deleted: a.deleted + b.deleted }));
+      for (;;) {
+        const step = await drive.run();
+        if (step.kind === 'done') {
+          seen[segment] = { chunks: step.result.chunks, deleted: step.result.deleted };
+          progress(total());
+          return step.result;
+        }
+        if (step.kind !== 'output') throw dynasliceError('INTERNAL', `gc asked for ${step.kind}`);
+        // A page is done: its counts so far.
+        seen[segment] = machine.gcProgress();
+        progress(total());
+      }
+    } finally {
+      machine.free();
+    }
+  };
+  const reports = await Promise.all(Array.from({ length: segments }, (_, i) => one(i)));
+  return reports.reduce((a, b) => ({
+    ...a,
+    chunks: a.chunks + b.chunks,
+    referenced: a.referenced + b.referenced,
+    kept: a.kept + b.kept,
+    young: a.young + b.young,
+    deleted: a.deleted + b.deleted,
+    unreadable: a.unreadable + b.unreadable,
+    unreadableParents: [...a.unreadableParents, ...b.unreadableParents],
+    consumed: { readUnits: a.consumed.readUnits + b.consumed.readUnits, writeUnits: a.consumed.writeUnits + b.consumed.writeUnits },
+  }));
 }

@@ -328,6 +328,19 @@ impl Machine {
         }
     }
 
+    /// A collection's counts so far (an `output` step of gc: a page is
+    /// done): `{ chunks, deleted }`.
+    #[wasm_bindgen(js_name = gcProgress)]
+    pub fn gc_progress(&self) -> JsValue {
+        let progress = Object::new();
+        if let Inner::Gc(m, _) = &self.inner {
+            let report = m.report();
+            set(&progress, "chunks", &(report.chunks as f64).into());
+            set(&progress, "deleted", &(report.deleted as f64).into());
+        }
+        progress.into()
+    }
+
     /// The attribute's length once known (a streamed read).
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> Option<f64> {

@@ -238,4 +238,6 @@ pub struct Scan {
     /// The most items the page evaluates (`Limit`); the server's 1 MB page
     /// when `None`.
     pub limit: Option<u32>,
+    /// One segment of a parallel Scan, `(Segment, TotalSegments)`.
+    pub segment: Option<(u32, u32)>,
 }

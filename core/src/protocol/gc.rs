@@ -48,6 +48,17 @@ pub struct GcOptions {
     pub grace: Duration,
     /// Report only; delete nothing.
     pub dry_run: bool,
+    /// One segment of a parallel Scan, `(segment, total)`: run `total`
+    /// machines, one per segment, to collect at once (default: the whole
+    /// table, one page after another).
+    pub segment: Option<(u32, u32)>,
+    /// Where to start: the cursor an interrupted run last reported
+    /// ([`GcMachine::cursor`]) for the same segment. `None`: the start.
+    pub start: Option<Item>,
+    /// The most capacity units (read and write) per second, on average:
+    /// each page starts only once the units spent so far fit the rate, so
+    /// maintenance leaves the table's capacity to the application.
+    pub max_units_per_second: Option<u32>,
 }
 
 impl Default for GcOptions {
@@ -55,6 +66,9 @@ impl Default for GcOptions {
         Self {
             grace: DEFAULT_GRACE,
             dry_run: false,
+            segment: None,
+            start: None,
+            max_units_per_second: None,
         }
     }
 }
@@ -81,6 +95,21 @@ pub struct GcReport {
     pub unreadable_parents: Vec<(Item, String)>,
     /// Capacity units the store reported consuming.
     pub consumed: Consumed,
+}
+
+impl GcReport {
+    /// Adds `other`'s counts (another segment's) to these.
+    pub fn add(&mut self, other: GcReport) {
+        self.chunks += other.chunks;
+        self.referenced += other.referenced;
+        self.kept += other.kept;
+        self.young += other.young;
+        self.deleted += other.deleted;
+        self.unreadable += other.unreadable;
+        self.unreadable_parents.extend(other.unreadable_parents);
+        self.consumed.read += other.consumed.read;
+        self.consumed.write += other.consumed.write;
+    }
 }
 
 /// What a stored parent refers to.
@@ -118,6 +147,8 @@ enum Phase {
     Parents,
     /// The page's deletes are going out.
     Deleting,
+    /// A page is done ([`Step::Output`]): the next one starts when polled.
+    Paged,
     Done(Option<Result<GcReport, ProtocolError>>),
 }
 
@@ -136,6 +167,8 @@ pub struct GcMachine {
     /// Deletes to send (any order).
     deletes: Vec<crate::plan::BatchWrite>,
     report: GcReport,
+    /// When the collection began, by the executor's clock (for the rate).
+    started_ms: u64,
 }
 
 impl GcMachine {
@@ -154,9 +187,41 @@ impl GcMachine {
             page: Vec::new(),
             deletes: Vec::new(),
             report: GcReport::default(),
+            started_ms: env.local_ms,
         };
+        machine.next = machine.options.start.take();
         machine.scan();
         machine
+    }
+
+    /// Where a run interrupted now would start again
+    /// ([`GcOptions::start`]): the first key of the page after the last one
+    /// finished (`None` before the first page finished, or after the last).
+    /// Read it when the machine yields [`Step::Output`], once a page's
+    /// deletes are done.
+    pub fn cursor(&self) -> Option<&Item> {
+        self.next.as_ref()
+    }
+
+    /// What the collection found and did so far.
+    pub fn report(&self) -> &GcReport {
+        &self.report
+    }
+
+    /// How long the next page waits for the rate: until the units spent so
+    /// far, at the rate, have had their time.
+    fn pause(&self) -> Duration {
+        let Some(rate) = self.options.max_units_per_second.filter(|&r| r > 0) else {
+            return Duration::ZERO;
+        };
+        let spent = self.flights.consumed.read + self.flights.consumed.write;
+        let due_ms = spent * 1000.0 / f64::from(rate);
+        let elapsed_ms = self
+            .flights
+            .clock
+            .local_ms()
+            .saturating_sub(self.started_ms) as f64;
+        Duration::from_millis((due_ms - elapsed_ms).max(0.0) as u64)
     }
 
     /// The chunk table's key attributes and each chunk's digest: enough to
@@ -179,9 +244,11 @@ impl GcMachine {
             consistent: true,
             start: self.next.take(),
             limit: None,
+            segment: self.options.segment,
         };
+        let pause = self.pause();
         self.flights
-            .send(Request::Scan(scan), Purpose::Page, Resend::Transient);
+            .send_after(Request::Scan(scan), Purpose::Page, Resend::Transient, pause);
         self.phase = Phase::Scanning;
     }
 
@@ -352,9 +419,12 @@ impl Machine for GcMachine {
                         report.consumed = self.flights.consumed;
                         self.finish(Ok(report));
                     } else {
-                        self.scan();
+                        self.report.consumed = self.flights.consumed;
+                        self.phase = Phase::Paged;
+                        return Step::Output;
                     }
                 }
+                Phase::Paged => self.scan(),
                 Phase::Done(result) => {
                     return match result.take() {
                         Some(result) => Step::Done(result),

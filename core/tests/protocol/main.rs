@@ -7,6 +7,7 @@
 //! a typed error), and after a final gc no chunk is left that no parent
 //! refers to.
 
+mod gc;
 mod history;
 mod query;
 mod races;

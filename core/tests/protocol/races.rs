@@ -57,6 +57,8 @@ impl Actor {
                             $m.wake(*now_ms);
                         }
                         Step::Wait | Step::Sleep(_) => return None,
+                        // gc between pages: it goes on when polled.
+                        Step::Output => {}
                         Step::Done(result) => return Some($map(result)),
                         _ => panic!("no bytes move here"),
                     }

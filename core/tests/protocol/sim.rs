@@ -443,9 +443,14 @@ pub fn finish<M: Machine>(
     store: &mut Store,
     fault: &mut dyn FnMut(usize, &Request) -> Fault,
 ) -> Result<M::Output, ProtocolError> {
-    match run(machine, store, &mut Out::default(), fault) {
-        Halt::Done(result) => result,
-        _ => panic!("the machine asked to move bytes"),
+    let mut out = Out::default();
+    loop {
+        match run(machine, store, &mut out, fault) {
+            Halt::Done(result) => return result,
+            // A machine between pages (gc): it goes on when polled.
+            Halt::Output => {}
+            _ => panic!("the machine asked to move bytes"),
+        }
     }
 }
 

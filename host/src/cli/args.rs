@@ -84,6 +84,12 @@ pub enum Command {
     /// Read every item of a table whole and check every digest; list what is damaged
     /// (exit 1 when anything is).
     Verify(VerifyArgs),
+    /// Load JSON Lines, one item per line, many items in flight; each line that cannot be
+    /// stored is reported with its number and code, and the rest go in (exit 1 if any
+    /// failed). Resumable after a crash with --resume.
+    Import(ImportArgs),
+    /// Write every item of a table whole as JSON Lines (DynamoDB JSON), chunks never.
+    Export(ExportArgs),
     /// Delete chunks no item refers to.
     Gc(GcArgs),
     /// Manage tables.
@@ -405,6 +411,52 @@ pub struct ReindexArgs {
     pub dry_run: bool,
 }
 
+/// How a line of JSON Lines holds an item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LineFormat {
+    /// DynamoDB JSON: `{"pk": {"S": "a"}, "n": {"N": "1"}}`.
+    Dynamodb,
+    /// Plain JSON: strings, numbers, booleans, null, lists and maps (`{"pk": "a", "n": 1}`).
+    Plain,
+}
+
+/// What `import` takes.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// JSON Lines to load, one item per line (`-`: standard input); blank lines are skipped.
+    #[arg(long, short)]
+    pub file: PathBuf,
+    /// How each line holds its item.
+    #[arg(long, value_enum, default_value_t = LineFormat::Dynamodb)]
+    pub format: LineFormat,
+    /// Items written at once (their chunk writes interleave across partition keys).
+    #[arg(long, default_value_t = dynaslice_host::DEFAULT_IN_FLIGHT)]
+    pub in_flight: usize,
+    /// Skip the lines an earlier run of this import stored (its checkpoint,
+    /// `<file>.dynaslice-import`, written as lines complete).
+    #[arg(long)]
+    pub resume: bool,
+    /// The largest line accepted, in bytes; a longer one is reported and skipped.
+    #[arg(long, default_value_t = 256 << 20)]
+    pub max_line: usize,
+}
+
+/// What `export` takes.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    pub table: TableArgs,
+    /// Where the lines go (`-`: standard output). A file appears whole once
+    /// the export ends: written beside it, then renamed.
+    #[arg(long, short, default_value = "-")]
+    pub out: PathBuf,
+    /// Virtual items read at once.
+    #[arg(long, default_value_t = 4)]
+    pub concurrency: usize,
+}
+
 /// What `verify` takes.
 #[derive(Debug, Args)]
 pub struct VerifyArgs {
@@ -426,6 +478,18 @@ pub struct GcArgs {
     /// Report what would be deleted; delete nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Scan this many segments of the chunk table at once (a parallel Scan).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub segments: u32,
+    /// The most capacity units (read and write) per second, on average, so the
+    /// application keeps the table's capacity.
+    #[arg(long, value_name = "UNITS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: Option<u32>,
+    /// Save where each segment got to in FILE after every page, and start from
+    /// it when it exists: a run stopped anywhere (even killed) continues there.
+    /// Removed when the run ends.
+    #[arg(long, value_name = "FILE")]
+    pub cursor: Option<PathBuf>,
 }
 
 /// `tables` subcommands.

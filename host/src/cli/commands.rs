@@ -15,15 +15,14 @@ use dynaslice_host::json::{
     item_from_json, item_to_json, key_from_args, key_text, manifest_to_json,
 };
 use dynaslice_host::{
-    GcOptions, GetOptions, HostError, LayoutKind, OutcomeJson, PutOptions, TableConfig,
-    create_tables, fresh_version,
+    GetOptions, HostError, LayoutKind, OutcomeJson, PutOptions, TableConfig, create_tables,
+    fresh_version,
 };
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
 
 use super::args::{
-    CodecArg, CreateArgs, GcArgs, GetArgs, KeyArgs, LayoutArg, PutArgs, PutCommand, ServeArgs,
-    TableArgs,
+    CodecArg, CreateArgs, GetArgs, KeyArgs, LayoutArg, PutArgs, PutCommand, ServeArgs, TableArgs,
 };
 use super::output::{Bar, manifest_text, print_json, print_json_to, size};
 
@@ -444,49 +443,6 @@ pub async fn inspect(client: &Client, args: &KeyArgs, json: bool) -> Result<Exit
             "capacity: {} RCU to read (strongly consistent), {} WCU to write",
             found.read_units, found.write_units
         );
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table.table).await?;
-    let options = GcOptions {
-        grace: args.grace,
-        dry_run: args.dry_run,
-    };
-    let report = dynaslice_host::gc(client, &table, &options).await?;
-    if json {
-        print_json(&json!({
-            "chunks": report.chunks, "referenced": report.referenced,
-            "kept": report.kept, "young": report.young, "deleted": report.deleted,
-            "dryRun": args.dry_run,
-            "unreadable": report.unreadable,
-            "unreadableParents": report.unreadable_parents.iter()
-                .map(|(key, why)| json!({ "key": dynaslice_host::json::item_to_json(key), "error": why }))
-                .collect::<Vec<_>>(),
-        }));
-    } else {
-        let verb = if args.dry_run {
-            "would delete"
-        } else {
-            "deleted"
-        };
-        println!(
-            "{} chunks: {} referenced, {} of kept versions, {} unreferenced but younger than {}, \
-             {verb} {}",
-            report.chunks,
-            report.referenced,
-            report.kept,
-            report.young,
-            humantime::format_duration(args.grace),
-            report.deleted
-        );
-        for (key, why) in &report.unreadable_parents {
-            eprintln!(
-                "dynaslice: kept every chunk of {}: its manifest cannot be read: {why}",
-                dynaslice_host::json::item_to_json(key)
-            );
-        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,7 +1,9 @@
 //! The commands: connect, call the library, print.
 
 pub mod args;
+mod bulk;
 mod commands;
+mod gc;
 mod history;
 pub mod output;
 mod query;
@@ -28,6 +30,8 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Query(a) => a.table.json.json,
         Command::Gc(a) => a.table.json.json,
         Command::Verify(a) => a.table.json.json,
+        Command::Import(a) => a.table.json.json,
+        Command::Export(a) => a.table.json.json,
         Command::Reindex(a) => a.table.json.json,
         Command::Tables(TablesCommand::Create(a)) => a.json.json,
         Command::Serve(_) => false,
@@ -41,6 +45,7 @@ pub fn wants_json(cli: &Cli) -> bool {
 pub fn stdout_taken(cli: &Cli) -> bool {
     match &cli.command {
         Command::Get(a) => a.out.as_deref().is_some_and(is_stdout),
+        Command::Export(a) => is_stdout(&a.out),
         _ => false,
     }
 }
@@ -77,6 +82,8 @@ pub fn limit_flag(cli: &Cli) -> Option<&'static str> {
         | Command::Query(_)
         | Command::Gc(_)
         | Command::Verify(_)
+        | Command::Import(_)
+        | Command::Export(_)
         | Command::Reindex(_)
         | Command::Tables(_)
         | Command::Serve(_) => None,
@@ -110,8 +117,10 @@ pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
         Command::Ls(a) => commands::ls(client, a, json).await,
         Command::Query(a) => query::query(client, a, json).await,
         Command::Inspect(a) => commands::inspect(client, a, json).await,
-        Command::Gc(a) => commands::gc(client, a, json).await,
+        Command::Gc(a) => gc::gc(client, a, json).await,
         Command::Verify(a) => verify::verify(client, a, json).await,
+        Command::Import(a) => bulk::import(client, a, json).await,
+        Command::Export(a) => bulk::export(client, a, json).await,
         Command::Reindex(a) => update::reindex(client, a, json).await,
         Command::Tables(TablesCommand::Create(a)) => commands::create(client, a, json).await,
         Command::Serve(a) => commands::serve(client, a).await,

@@ -26,9 +26,41 @@ impl Bar {
         Self(bar)
     }
 
+    /// Prints `text` on stderr above the bar.
+    pub fn say(&self, text: &str) {
+        self.0.suspend(|| eprintln!("{text}"));
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         self.0.finish_and_clear();
+    }
+}
+
+impl Bar {
+    /// A bar of `total` things (an estimate; 0: unknown) labelled `what`.
+    pub fn counting(what: &'static str, unit: &'static str, total: u64, json: bool) -> Self {
+        let bar = Self::new(what, json);
+        let template =
+            format!("{{msg:>9}} [{{bar:30}}] {{pos}}/~{{len}} {unit} {{per_sec}} {{eta}}");
+        match total {
+            0 => bar
+                .0
+                .set_style(style(&format!("{{msg:>9}} {{pos}} {unit} {{per_sec}}"))),
+            n => {
+                bar.0.set_length(n);
+                bar.0.set_style(style(&template));
+            }
+        }
+        bar
+    }
+
+    /// Sets the count done.
+    pub fn set(&self, done: u64) {
+        if self.0.length().is_some_and(|len| done > len) {
+            self.0.set_length(done);
+        }
+        self.0.set_position(done);
     }
 }
 

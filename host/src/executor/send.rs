@@ -421,6 +421,14 @@ async fn scan_page(client: &Client, scan: Scan, date: &DateSeen) -> Sent {
         .consistent_read(scan.consistent)
         .set_limit(scan.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX)))
         .set_exclusive_start_key(scan.start.map(item_to_sdk))
+        .set_segment(
+            scan.segment
+                .map(|(s, _)| i32::try_from(s).unwrap_or(i32::MAX)),
+        )
+        .set_total_segments(
+            scan.segment
+                .map(|(_, t)| i32::try_from(t).unwrap_or(i32::MAX)),
+        )
         .set_projection_expression(expression)
         .set_expression_attribute_names(names)
         .customize()

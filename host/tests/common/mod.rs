@@ -267,6 +267,7 @@ pub async fn collect_all_orphans(
     let now = |dry_run| GcOptions {
         grace: std::time::Duration::ZERO,
         dry_run,
+        ..GcOptions::default()
     };
     let report = dynaslice_host::gc(client, table, &now(false))
         .await

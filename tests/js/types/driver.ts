@@ -4,7 +4,7 @@
 // Lines marked @ts-expect-error must stay errors.
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, listVersions, putItem, putStream, queryItems, restoreVersion, updateItem } from 'dynaslice/dynamodb';
+import { DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY, DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, listVersions, putItem, putItems, putStream, queryItems, restoreVersion, updateItem } from 'dynaslice/dynamodb';
 import type { GcReport, GetResult, PutProgress, PutResult, UpdateResult, Versions } from 'dynaslice/dynamodb';
 
 const client = new DynamoDBClient({});
@@ -51,8 +51,10 @@ export async function use(): Promise<void> {
   const old = await getItem(client, { pk: { S: 'h' } }, { ...table, version: listed?.versions[1]?.version ?? '' });
   const restored: PutResult = await restoreVersion(doc, { pk: 'h' }, kept.version ?? '', { ...table, format: 'plain', note: 'undo' });
   console.log(listed?.retention?.keep, listed?.versions.map((v) => [v.version, v.replacedAt, v.note]), old.item, restored.version, 0);
+  const loaded = await putItems(client, [{ pk: { S: 'a' } }], { ...table, inFlight: 4, onProgress: ({ written, failed }) => console.log(written, failed) });
+  console.log(loaded.written, loaded.failed.map((f) => f.index), loaded.consumed.writeUnits);
   const gone = await deleteItem(client, { pk: { S: 'a' } }, { ...table, signal: controller.signal });
-  const report: GcReport = await gc(client, { ...table, graceMs: 60_000, dryRun: true });
+  const report: GcReport = await gc(client, { ...table, graceMs: 60_000, dryRun: true, segments: 4, maxUnitsPerSecond: 500, onProgress: ({ chunks, deleted }) => console.log(chunks, deleted) });
   console.log(seen, replaced.mode, streamed.cleanupLeft, got.item, got.version, plain.consumed.readUnits, gone.chunksLeft, report.unreadableParents);
   console.log(DEFAULT_CONCURRENCY, DEFAULT_GRACE_MS, DEFAULT_RETRY.maxAttempts, DEFAULT_WINDOW);
 

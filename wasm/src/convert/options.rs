@@ -563,8 +563,33 @@ pub fn query_input(input: &JsValue, values: Item, start: Option<Item>) -> Result
 /// `gc`'s options: `graceMs`, `dryRun`.
 pub fn gc_options(options: &JsValue) -> Result<GcOptions, Failure> {
     let defaults = GcOptions::default();
+    let rate = match get(options, "maxUnitsPerSecond").is_undefined() {
+        true => None,
+        false => Some(positive(options, "maxUnitsPerSecond", 1)?),
+    };
+    // Set by the driver for each machine of `segments`.
+    let segment = get(options, "segment");
+    let segment = match segment.is_undefined() {
+        true => None,
+        false => {
+            let parts = Array::from(&segment);
+            let part = |i: u32| {
+                parts
+                    .get(i)
+                    .as_f64()
+                    .filter(|n| n.fract() == 0.0 && *n >= 0.0)
+            };
+            match (part(0), part(1)) {
+                (Some(s), Some(t)) if s < t && t <= 1_000.0 => Some((s as u32, t as u32)),
+                _ => return Err(bad("segment", "[segment, total]")),
+            }
+        }
+    };
     Ok(GcOptions {
         grace: millis(&get(options, "graceMs"), "graceMs", defaults.grace)?,
         dry_run: super::flag(options, "dryRun", defaults.dry_run)?,
+        segment,
+        start: None,
+        max_units_per_second: rate.map(|r| u32::try_from(r).unwrap_or(u32::MAX)),
     })
 }

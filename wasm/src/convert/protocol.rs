@@ -100,6 +100,10 @@ fn scan_input(scan: &Scan) -> JsValue {
     if let Some(limit) = scan.limit {
         set(&input, "Limit", &limit.into());
     }
+    if let Some((segment, total)) = scan.segment {
+        set(&input, "Segment", &segment.into());
+        set(&input, "TotalSegments", &total.into());
+    }
     project(&input, &scan.attributes);
     input.into()
 }

@@ -1,0 +1,224 @@
+//! A bulk load in the capacity model (`testing/src/capacity_model/`, wait
+//! mode): N items of mixed sizes (1 KB to 5 MB, JSON and binary in turn),
+//! each under its own partition key, loaded three ways:
+//!
+//! - **dynaslice import** (`dynaslice_host::put_many`, what `dynaslice
+//!   import` runs): 8 items in flight, each by the put protocol;
+//! - **a shell loop of `dynaslice put`**: one process per item, in turn
+//!   (`for line in …; do dynaslice put --json …; done`);
+//! - **the AWS sample's way** (`support/aws_sample.rs`): each item's bytes
+//!   in ~400 KB chunks, one sequential PutItem per chunk, item after item.
+//!
+//! ```text
+//! cargo bench -p dynaslice-host --bench bulk       # npm run bench:bulk
+//! DYNASLICE_BENCH_ITEMS=50 cargo bench -p dynaslice-host --bench bulk
+//! ```
+//!
+//! Printed per way: MB/s (10^6 payload bytes per second of wall time), the
+//! model's bound for the units the load consumed (its busiest bucket's
+//! units over that bucket's rate: with a partition key per item, the
+//! table's 4,000 write units per second), the share of it reached, and the
+//! write units per MB.
+
+#[path = "support/aws_sample.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with the other benches: this one only writes"
+)]
+mod aws_sample;
+#[path = "support/payload.rs"]
+#[allow(
+    dead_code,
+    reason = "shared with the other benches: this one reads nothing back"
+)]
+mod payload;
+#[path = "support/store_server.rs"]
+mod store_server;
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::AtomicU64;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use capacity_model::{CapacityModel, Counts, Model};
+use dynaslice_core::{AttributeValue, CodecChoice, Item, KeySchema, KeyType};
+use dynaslice_host::json::item_to_json;
+use dynaslice_host::{EmbeddedStore, ManyOptions, PutOptions, TableConfig, create_tables};
+use dynaslice_testing::{capacity_model, order_history};
+use payload::Payload;
+
+const TABLE: &str = "bulk";
+const BASELINE: &str = "bulk_baseline";
+/// Item sizes in turn: 1 KB to 5 MB.
+const SIZES: [usize; 5] = [1_000, 20_000, 200_000, 1_000_000, 5_000_000];
+
+fn items(n: usize) -> Vec<(String, Payload)> {
+    (0..n)
+        .map(|i| {
+            let size = SIZES[i % SIZES.len()];
+            let payload = match i % 2 {
+                0 => Payload::Binary(order_history::random_bytes(i as u64, size)),
+                _ => {
+                    // The generator targets an item size; its JSON text is ~1.23x that.
+                    let json = order_history::order_history(i as u64, size * 8_545 / 10_486).json;
+                    Payload::Text(String::from_utf8(json).expect("JSON is UTF-8"))
+                }
+            };
+            (format!("item{i:06}"), payload)
+        })
+        .collect()
+}
+
+fn item(pk: &str, payload: &Payload) -> Item {
+    Item::from([
+        ("pk".to_string(), AttributeValue::S(pk.to_string())),
+        ("body".to_string(), payload.value()),
+    ])
+}
+
+fn options() -> PutOptions {
+    PutOptions {
+        compression: CodecChoice::Auto,
+        ..PutOptions::default()
+    }
+}
+
+async fn timed<T>(
+    model: &CapacityModel,
+    op: impl std::future::Future<Output = T>,
+) -> (T, Duration, Counts) {
+    model.empty_buckets();
+    let before = model.counts();
+    let started = Instant::now();
+    let out = op.await;
+    (out, started.elapsed(), model.counts().since(&before))
+}
+
+fn shell_loop(endpoint: &str, dir: &Path, items: &[(String, Payload)]) {
+    let json = dir.join("item.json");
+    for (pk, payload) in items {
+        let mut item = item(&format!("shell-{pk}"), payload);
+        item.remove("pk");
+        std::fs::write(&json, item_to_json(&item).to_string()).expect("item file");
+        let status = Command::new(env!("CARGO_BIN_EXE_dynaslice"))
+            .args(["--endpoint", endpoint, "put", "-t", TABLE, "-k"])
+            .arg(format!("pk=shell-{pk}"))
+            .arg("--json")
+            .arg(format!("@{}", json.display()))
+            .stdout(std::process::Stdio::null())
+            .status()
+            .expect("dynaslice runs");
+        assert!(status.success(), "a put failed");
+    }
+}
+
+fn main() {
+    let n: usize = std::env::var("DYNASLICE_BENCH_ITEMS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!(
+        "dynaslice-bench-bulk-{}-{nanos}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let items = items(n);
+    let bytes: usize = items.iter().map(|(_, p)| p.bytes().len()).sum();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    runtime.block_on(async {
+        let store = EmbeddedStore::open(Some(&dir.join("store.db"))).expect("store opens");
+        let upstream = store_server::serve_http(&store).await;
+        let model = capacity_model::start(upstream, Model::documented()).await;
+        let client = dynaslice_host::local_client(&model.endpoint());
+        let table = TableConfig::chunk_table(TABLE, KeySchema::partition("pk", KeyType::S));
+        create_tables(&client, &table).await.expect("tables");
+        aws_sample::create_table(&client, BASELINE).await;
+        println!(
+            "{n} items, {:.1} MB of payload (1 KB to 5 MB, JSON and binary in turn)\n",
+            bytes as f64 / 1e6
+        );
+        println!("| way | time | MB/s | bound MB/s | % of bound | WCU/MB |");
+        println!("|---|---:|---:|---:|---:|---:|");
+        let row = |way: &str, bytes: usize, time: Duration, counts: &Counts, model: &Model| {
+            let mb = bytes as f64 / 1e6;
+            let bound = mb / (counts.capacity_seconds(model) + model.latency.base.as_secs_f64());
+            let speed = mb / time.as_secs_f64();
+            println!(
+                "| {way} | {:.1} s | {speed:.2} | {bound:.2} | {:.0} % | {:.0} |",
+                time.as_secs_f64(),
+                speed / bound * 100.0,
+                counts.units.write as f64 / mb
+            );
+        };
+
+        let stream =
+            futures::stream::iter(items.iter().map(|(pk, p)| (pk.clone(), Ok(item(pk, p)))));
+        let many = ManyOptions {
+            put: options(),
+            ..ManyOptions::default()
+        };
+        let (report, time, counts) = timed(
+            &model,
+            dynaslice_host::put_many(&client, &table, stream, &many, |pk, outcome| {
+                if let Err(e) = outcome {
+                    panic!("{pk}: {e}");
+                }
+            }),
+        )
+        .await;
+        assert_eq!(report.written, n as u64);
+        row(
+            "dynaslice import (put_many, 8 in flight)",
+            bytes,
+            time,
+            &counts,
+            &model.model(),
+        );
+
+        let endpoint = model.endpoint();
+        let loop_items = &items[..n.min(40)];
+        let (_, time, counts) = timed(&model, async {
+            tokio::task::block_in_place(|| shell_loop(&endpoint, &dir, loop_items))
+        })
+        .await;
+        // The loop's items are the load's first 40 (every size alike).
+        let loop_bytes = loop_items
+            .iter()
+            .map(|(_, p)| p.bytes().len())
+            .sum::<usize>();
+        row(
+            &format!(
+                "shell loop of dynaslice put (the first {} items)",
+                loop_items.len()
+            ),
+            loop_bytes,
+            time,
+            &counts,
+            &model.model(),
+        );
+
+        let throttles = AtomicU64::new(0);
+        let (_, time, counts) = timed(&model, async {
+            for (pk, payload) in &items {
+                aws_sample::put(&client, BASELINE, pk, payload.bytes(), &throttles).await;
+            }
+        })
+        .await;
+        row(
+            "AWS sample's way (sequential PutItem of chunks)",
+            bytes,
+            time,
+            &counts,
+            &model.model(),
+        );
+        drop(store);
+    });
+    drop(runtime);
+    let _ = std::fs::remove_dir_all(&dir);
+}

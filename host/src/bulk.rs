@@ -1,0 +1,154 @@
+//! Bulk loads and exports. Loads: many items written at once, each by its own
+//! [`PutMachine`](dynaslice_core::protocol::PutMachine) (the same commit
+//! protocol as [`put()`]), so the chunk writes of different items, under
+//! different partition keys, interleave, and each adapts to throttling as
+//! a single write does. One item that cannot be stored is reported and the
+//! rest go in. Memory: at most [`ManyOptions::in_flight`] items at once.
+//! Exports: every item of a table whole, as JSON Lines.
+
+use std::path::Path;
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::Item;
+use dynaslice_core::protocol::{Machine, QueryMachine};
+use futures::{Stream, StreamExt};
+
+use crate::error::HostError;
+use crate::executor::{Driver, Stop, env};
+use crate::json::item_to_json;
+use crate::out_file::OutFile;
+use crate::progress::Progress;
+use crate::put::{PutOptions, PutOutcome, put};
+use crate::query::{Query, QueryOptions, QueryOutcome};
+use crate::table::TableConfig;
+
+/// Items written at once by default.
+pub const DEFAULT_IN_FLIGHT: usize = 8;
+
+/// How a bulk load writes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ManyOptions {
+    /// How each item is written.
+    pub put: PutOptions,
+    /// Items written at once (default [`DEFAULT_IN_FLIGHT`]).
+    pub in_flight: usize,
+}
+
+impl Default for ManyOptions {
+    fn default() -> Self {
+        Self {
+            put: PutOptions::default(),
+            in_flight: DEFAULT_IN_FLIGHT,
+        }
+    }
+}
+
+/// What a bulk load did.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct ManyReport {
+    /// Items stored.
+    pub written: u64,
+    /// Items that could not be stored (each reported to the caller).
+    pub failed: u64,
+    /// Bytes of the parent and chunk items written.
+    pub bytes_written: u64,
+    /// Write capacity units the store reported consuming.
+    pub consumed_write_units: f64,
+}
+
+/// Writes every item `items` yields, each tagged by the caller (a line
+/// number), [`ManyOptions::in_flight`] at once. `done` hears each item's
+/// outcome with its tag, in the order they finish; an input the caller
+/// could not turn into an item (`Err`) is handed back the same way and
+/// counts as failed. Never fails as a whole: every failure is an item's.
+pub async fn put_many<T, S>(
+    client: &Client,
+    table: &TableConfig,
+    items: S,
+    options: &ManyOptions,
+    mut done: impl FnMut(T, Result<&PutOutcome, &HostError>),
+) -> ManyReport
+where
+    S: Stream<Item = (T, Result<Item, HostError>)>,
+{
+    let mut report = ManyReport::default();
+    let writes = items
+        .map(|(tag, item)| async move {
+            let outcome = match item {
+                Ok(item) => put(client, table, &item, &options.put, &()).await,
+                Err(error) => Err(error),
+            };
+            (tag, outcome)
+        })
+        .buffer_unordered(options.in_flight.max(1));
+    futures::pin_mut!(writes);
+    while let Some((tag, outcome)) = writes.next().await {
+        match &outcome {
+            Ok(put) => {
+                report.written += 1;
+                report.bytes_written += put.bytes_written;
+                report.consumed_write_units += put.consumed_write_units;
+            }
+            Err(_) => report.failed += 1,
+        }
+        done(tag, outcome.as_ref());
+    }
+    report
+}
+
+/// Writes every item of `table` whole to `out` as JSON Lines (one
+/// DynamoDB JSON item per line), from a consistent Scan read by the query
+/// machine: virtual items read whole and checked, plain items as stored,
+/// chunk items never. `out` is written as `get --out` writes: a regular
+/// file appears whole once the export ends (written beside it, then
+/// renamed; on an error an existing file is left as it was), `-`, a FIFO
+/// or a device is written as items come. `progress` counts the bytes
+/// written. Memory: at most [`QueryOptions::concurrency`] items.
+pub async fn export(
+    client: &Client,
+    table: &TableConfig,
+    out: &Path,
+    options: &QueryOptions,
+    progress: &dyn Progress,
+) -> Result<QueryOutcome, HostError> {
+    let scan = Query {
+        table: table.table.clone(),
+        consistent: true,
+        ..Query::default()
+    };
+    let options = QueryOptions {
+        lazy: false,
+        report_damaged: false,
+        ..options.clone()
+    };
+    let mut file = OutFile::create(out).await?;
+    let mut machine = QueryMachine::new(table.core(), scan, options, env());
+    let mut driver = Driver::new(client, &());
+    progress.start(0);
+    loop {
+        match driver.run(&mut machine).await {
+            Stop::Done(result) => {
+                let outcome = result?;
+                file.commit().await?;
+                return Ok(outcome);
+            }
+            Stop::Output => {
+                let mut lines = Vec::new();
+                for item in machine.take() {
+                    lines.extend_from_slice(item_to_json(&item).to_string().as_bytes());
+                    lines.push(b'\n');
+                }
+                if let Err(error) = file.write(&lines).await {
+                    machine.cancel();
+                    let _ = driver.run(&mut machine).await;
+                    return Err(error);
+                }
+                progress.advance(lines.len() as u64);
+            }
+            Stop::Input(_) | Stop::Restart => {
+                return Err(HostError::Internal("an export asked to move bytes".into()));
+            }
+        }
+    }
+}

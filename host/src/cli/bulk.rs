@@ -1,0 +1,309 @@
+//! `import` and `export`: JSON Lines in and out. An import writes many
+//! items at once (the library's `put_many`), reports each line it could
+//! not store with its number and code, and keeps a checkpoint beside its
+//! input (the last line below which every line is done) so `--resume`
+//! skips what a crashed run stored.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use aws_sdk_dynamodb::Client;
+use dynaslice_core::Item;
+use dynaslice_host::json::{item_from_json, item_from_plain_json};
+use dynaslice_host::{HostError, ManyOptions, Progress, PutOptions, QueryOptions, TableConfig};
+use serde_json::json;
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, BufReader};
+
+use super::args::{ExportArgs, ImportArgs, LineFormat};
+use super::output::{Bar, print_json, print_json_to, size};
+
+/// How often the checkpoint is saved while an import runs.
+const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+
+/// One line read: its bytes (without the newline), or its length when it
+/// was longer than the limit (and skipped to its end).
+enum Line {
+    Text(Vec<u8>),
+    TooLong(u64),
+}
+
+/// The next line of `reader`, at most `max` bytes held; `None` at the end.
+async fn next_line(
+    reader: &mut (impl AsyncBufRead + Unpin),
+    max: usize,
+) -> std::io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    let mut len = 0u64;
+    let mut started = false;
+    loop {
+        let available = reader.fill_buf().await?;
+        if available.is_empty() {
+            return Ok(match (started, len as usize > max) {
+                (false, _) => None,
+                (true, true) => Some(Line::TooLong(len)),
+                (true, false) => Some(Line::Text(line)),
+            });
+        }
+        started = true;
+        let (piece, end) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (&available[..at], Some(at + 1)),
+            None => (available, None),
+        };
+        len += piece.len() as u64;
+        if len as usize <= max {
+            line.extend_from_slice(piece);
+        } else {
+            line = Vec::new();
+        }
+        let used = end.unwrap_or(piece.len());
+        reader.consume(used);
+        if end.is_some() {
+            return Ok(Some(match len as usize > max {
+                true => Line::TooLong(len),
+                false => Line::Text(line),
+            }));
+        }
+    }
+}
+
+/// Which lines are done: every line up to `through`, and those in `after`.
+#[derive(Default)]
+struct Done {
+    through: u64,
+    after: BTreeSet<u64>,
+}
+
+impl Done {
+    fn mark(&mut self, line: u64) {
+        self.after.insert(line);
+        while self.after.remove(&(self.through + 1)) {
+            self.through += 1;
+        }
+    }
+}
+
+fn checkpoint_path(file: &Path) -> PathBuf {
+    let mut name = file.as_os_str().to_owned();
+    name.push(".dynaslice-import");
+    PathBuf::from(name)
+}
+
+/// The line an earlier run got through, from its checkpoint.
+fn read_checkpoint(path: &Path, table: &str) -> Result<u64, HostError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(HostError::io(path.display(), e)),
+    };
+    let saved: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| HostError::Input(format!("{} is not a checkpoint: {e}", path.display())))?;
+    if saved["table"].as_str() != Some(table) {
+        return Err(HostError::Input(format!(
+            "{} is a checkpoint of an import into {}, not {table}",
+            path.display(),
+            saved["table"]
+        )));
+    }
+    saved["through"].as_u64().ok_or_else(|| {
+        HostError::Input(format!(
+            "{} is not a checkpoint: no line number",
+            path.display()
+        ))
+    })
+}
+
+fn write_checkpoint(path: &Path, table: &str, through: u64) -> Result<(), HostError> {
+    let partial = path.with_extension("dynaslice-import.partial");
+    let text = json!({ "table": table, "through": through }).to_string();
+    std::fs::write(&partial, text).map_err(|e| HostError::io(partial.display(), e))?;
+    std::fs::rename(&partial, path).map_err(|e| HostError::io(path.display(), e))
+}
+
+async fn input(path: &Path) -> Result<(Box<dyn AsyncRead + Unpin + Send>, Option<u64>), HostError> {
+    if path == Path::new("-") {
+        return Ok((Box::new(tokio::io::stdin()), None));
+    }
+    let file = tokio::fs::File::open(path)
+        .await
+        .map_err(|e| HostError::io(path.display(), e))?;
+    let len = file
+        .metadata()
+        .await
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
+    Ok((Box::new(file), len))
+}
+
+fn item_of(line: &[u8], format: LineFormat) -> Result<Item, HostError> {
+    let value: serde_json::Value =
+        serde_json::from_slice(line).map_err(|e| HostError::Input(format!("not JSON: {e}")))?;
+    match format {
+        LineFormat::Dynamodb => item_from_json(&value),
+        LineFormat::Plain => item_from_plain_json(&value),
+    }
+}
+
+pub async fn import(client: &Client, args: &ImportArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.table.table).await?;
+    let stdin = args.file == Path::new("-");
+    if stdin && args.resume {
+        return Err(HostError::Input(
+            "--resume needs a file: standard input cannot be read again".into(),
+        ));
+    }
+    let checkpoint = checkpoint_path(&args.file);
+    let skip = match args.resume {
+        true => read_checkpoint(&checkpoint, &table.table)?,
+        false => 0,
+    };
+    let (reader, total) = input(&args.file).await?;
+    let bar = Bar::new("importing", json);
+    bar.start(total.unwrap_or(0));
+    let options = ManyOptions {
+        put: PutOptions::default(),
+        in_flight: args.in_flight.max(1),
+    };
+    // The reader and the writes share the count of done lines; both run on
+    // this task (put_many polls the reader between writes).
+    let done = RefCell::new(Done::default());
+    let lengths = RefCell::new(HashMap::new());
+    let max_line = args.max_line;
+    let format = args.format;
+    let read_failed = RefCell::new(None);
+    let lines = futures::stream::unfold(
+        (BufReader::new(reader), 0u64),
+        |(mut reader, mut number)| {
+            let (done, lengths, read_failed, bar) = (&done, &lengths, &read_failed, &bar);
+            async move {
+                loop {
+                    let line = match next_line(&mut reader, max_line).await {
+                        Ok(Some(line)) => line,
+                        Ok(None) => return None,
+                        Err(e) => {
+                            *read_failed.borrow_mut() = Some(e);
+                            return None;
+                        }
+                    };
+                    number += 1;
+                    let (item, len) = match line {
+                        Line::TooLong(len) => {
+                            let error = HostError::Input(format!(
+                                "the line is {len} bytes, over --max-line {max_line}"
+                            ));
+                            (Err(error), len)
+                        }
+                        Line::Text(text) => {
+                            let len = text.len() as u64;
+                            if number <= skip || text.iter().all(u8::is_ascii_whitespace) {
+                                done.borrow_mut().mark(number);
+                                bar.advance(len + 1);
+                                continue;
+                            }
+                            (item_of(&text, format), len)
+                        }
+                    };
+                    lengths.borrow_mut().insert(number, len + 1);
+                    return Some(((number, item), (reader, number)));
+                }
+            }
+        },
+    );
+    let mut failures = Vec::new();
+    let mut saved = Instant::now();
+    let report = dynaslice_host::put_many(client, &table, lines, &options, |number, outcome| {
+        if let Err(error) = outcome {
+            let code = error.code();
+            if json {
+                failures.push(
+                    json!({ "line": number, "code": code.as_str(), "message": error.to_string() }),
+                );
+            } else {
+                bar.say(&format!("line {number}: {error} [{code}]"));
+            }
+        }
+        done.borrow_mut().mark(number);
+        if let Some(len) = lengths.borrow_mut().remove(&number) {
+            bar.advance(len);
+        }
+        if !stdin && saved.elapsed() >= CHECKPOINT_EVERY {
+            saved = Instant::now();
+            if let Err(e) = write_checkpoint(&checkpoint, &table.table, done.borrow().through) {
+                bar.say(&format!("dynaslice: warning: {e}"));
+            }
+        }
+    })
+    .await;
+    bar.finish();
+    if let Some(e) = read_failed.into_inner() {
+        if !stdin {
+            write_checkpoint(&checkpoint, &table.table, done.borrow().through)?;
+        }
+        return Err(HostError::io(args.file.display(), e));
+    }
+    if !stdin {
+        // Done: nothing to resume.
+        let _ = std::fs::remove_file(&checkpoint);
+    }
+    if json {
+        print_json(&json!({
+            "imported": report.written,
+            "failed": failures,
+            "skipped": skip,
+            "bytesWritten": report.bytes_written,
+            "consumedWriteUnits": report.consumed_write_units,
+        }));
+    } else {
+        println!(
+            "imported {} items into {} ({}, {:.0} WCU); {} failed{}",
+            report.written,
+            table.table,
+            size(report.bytes_written),
+            report.consumed_write_units,
+            report.failed,
+            match skip {
+                0 => String::new(),
+                n => format!("; {n} lines skipped, stored by an earlier run"),
+            }
+        );
+    }
+    Ok(match report.failed {
+        0 => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    })
+}
+
+pub async fn export(client: &Client, args: &ExportArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.table.table).await?;
+    let options = QueryOptions {
+        concurrency: args.concurrency.max(1),
+        ..QueryOptions::default()
+    };
+    let stdout = super::is_stdout(&args.out);
+    let bar = Bar::new("exporting", json || stdout);
+    let outcome = dynaslice_host::export(client, &table, &args.out, &options, &bar).await;
+    bar.finish();
+    let outcome = outcome?;
+    if json {
+        let document = json!({
+            "items": outcome.items,
+            "virtualItems": outcome.virtual_items,
+            "chunksSkipped": outcome.chunks_skipped,
+            "consumedReadUnits": outcome.consumed.read,
+        });
+        print_json_to(&document, stdout);
+    } else {
+        let text = format!(
+            "exported {} items ({} virtual) from {}; {} chunk items skipped",
+            outcome.items, outcome.virtual_items, table.table, outcome.chunks_skipped
+        );
+        match stdout {
+            true => eprintln!("{text}"),
+            false => println!("{text}"),
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
