@@ -2,6 +2,8 @@
 //! mode): N items of mixed sizes (1 KB to 5 MB, JSON and binary in turn),
 //! each under its own partition key, loaded three ways:
 //!
+//! Then 20 N items of 1 KB to 8 KB, where each request's latency decides.
+//!
 //! - **dynaslice import** (`dynaslice_host::put_many`, what `dynaslice
 //!   import` runs): 8 items in flight, each by the put protocol;
 //! - **a shell loop of `dynaslice put`**: one process per item, in turn
@@ -51,11 +53,15 @@ const TABLE: &str = "bulk";
 const BASELINE: &str = "bulk_baseline";
 /// Item sizes in turn: 1 KB to 5 MB.
 const SIZES: [usize; 5] = [1_000, 20_000, 200_000, 1_000_000, 5_000_000];
+/// Small items' sizes in turn: where each request's latency, not the
+/// table's capacity, decides.
+const SMALL: [usize; 4] = [1_000, 2_000, 4_000, 8_000];
 
-fn items(n: usize) -> Vec<(String, Payload)> {
+/// `n` items named `{prefix}{i}`, sizes from `sizes` in turn.
+fn items(prefix: &str, n: usize, sizes: &[usize]) -> Vec<(String, Payload)> {
     (0..n)
         .map(|i| {
-            let size = SIZES[i % SIZES.len()];
+            let size = sizes[i % sizes.len()];
             let payload = match i % 2 {
                 0 => Payload::Binary(order_history::random_bytes(i as u64, size)),
                 _ => {
@@ -64,7 +70,7 @@ fn items(n: usize) -> Vec<(String, Payload)> {
                     Payload::Text(String::from_utf8(json).expect("JSON is UTF-8"))
                 }
             };
-            (format!("item{i:06}"), payload)
+            (format!("{prefix}{i:06}"), payload)
         })
         .collect()
 }
@@ -125,8 +131,6 @@ fn main() {
         std::process::id()
     ));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    let items = items(n);
-    let bytes: usize = items.iter().map(|(_, p)| p.bytes().len()).sum();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -139,86 +143,114 @@ fn main() {
         let table = TableConfig::chunk_table(TABLE, KeySchema::partition("pk", KeyType::S));
         create_tables(&client, &table).await.expect("tables");
         aws_sample::create_table(&client, BASELINE).await;
-        println!(
-            "{n} items, {:.1} MB of payload (1 KB to 5 MB, JSON and binary in turn)\n",
-            bytes as f64 / 1e6
-        );
-        println!("| way | time | MB/s | bound MB/s | % of bound | WCU/MB |");
-        println!("|---|---:|---:|---:|---:|---:|");
-        let row = |way: &str, bytes: usize, time: Duration, counts: &Counts, model: &Model| {
-            let mb = bytes as f64 / 1e6;
-            let bound = mb / (counts.capacity_seconds(model) + model.latency.base.as_secs_f64());
-            let speed = mb / time.as_secs_f64();
-            println!(
-                "| {way} | {:.1} s | {speed:.2} | {bound:.2} | {:.0} % | {:.0} |",
-                time.as_secs_f64(),
-                speed / bound * 100.0,
-                counts.units.write as f64 / mb
-            );
+        let setup = Setup {
+            model: &model,
+            client: &client,
+            table: &table,
+            dir: &dir,
         };
-
-        let stream =
-            futures::stream::iter(items.iter().map(|(pk, p)| (pk.clone(), Ok(item(pk, p)))));
-        let many = ManyOptions {
-            put: options(),
-            ..ManyOptions::default()
-        };
-        let (report, time, counts) = timed(
-            &model,
-            dynaslice_host::put_many(&client, &table, stream, &many, |pk, outcome| {
-                if let Err(e) = outcome {
-                    panic!("{pk}: {e}");
-                }
-            }),
-        )
-        .await;
-        assert_eq!(report.written, n as u64);
-        row(
-            "dynaslice import (put_many, 8 in flight)",
-            bytes,
-            time,
-            &counts,
-            &model.model(),
-        );
-
-        let endpoint = model.endpoint();
-        let loop_items = &items[..n.min(40)];
-        let (_, time, counts) = timed(&model, async {
-            tokio::task::block_in_place(|| shell_loop(&endpoint, &dir, loop_items))
-        })
-        .await;
-        // The loop's items are the load's first 40 (every size alike).
-        let loop_bytes = loop_items
-            .iter()
-            .map(|(_, p)| p.bytes().len())
-            .sum::<usize>();
-        row(
-            &format!(
-                "shell loop of dynaslice put (the first {} items)",
-                loop_items.len()
-            ),
-            loop_bytes,
-            time,
-            &counts,
-            &model.model(),
-        );
-
-        let throttles = AtomicU64::new(0);
-        let (_, time, counts) = timed(&model, async {
-            for (pk, payload) in &items {
-                aws_sample::put(&client, BASELINE, pk, payload.bytes(), &throttles).await;
-            }
-        })
-        .await;
-        row(
-            "AWS sample's way (sequential PutItem of chunks)",
-            bytes,
-            time,
-            &counts,
-            &model.model(),
-        );
+        let mixed = items("mixed", n, &SIZES);
+        load(&setup, "1 KB to 5 MB, JSON and binary in turn", &mixed, 40).await;
+        let small = items("small", 20 * n, &SMALL);
+        load(&setup, "1 KB to 8 KB, JSON and binary in turn", &small, 100).await;
         drop(store);
     });
     drop(runtime);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+struct Setup<'a> {
+    model: &'a CapacityModel,
+    client: &'a aws_sdk_dynamodb::Client,
+    table: &'a TableConfig,
+    dir: &'a Path,
+}
+
+fn row(way: &str, bytes: usize, time: Duration, counts: &Counts, model: &Model) {
+    let mb = bytes as f64 / 1e6;
+    let bound = mb / (counts.capacity_seconds(model) + model.latency.base.as_secs_f64());
+    let speed = mb / time.as_secs_f64();
+    println!(
+        "| {way} | {:.1} s | {speed:.2} | {bound:.2} | {:.0} % | {:.0} |",
+        time.as_secs_f64(),
+        speed / bound * 100.0,
+        counts.units.write as f64 / mb
+    );
+}
+
+/// Loads `items` each way; the shell loop only its first `looped`.
+async fn load(setup: &Setup<'_>, what: &str, items: &[(String, Payload)], looped: usize) {
+    let Setup {
+        model,
+        client,
+        table,
+        dir,
+    } = *setup;
+    let bytes: usize = items.iter().map(|(_, p)| p.bytes().len()).sum();
+    println!(
+        "\n{} items, {:.1} MB of payload ({what})\n",
+        items.len(),
+        bytes as f64 / 1e6
+    );
+    println!("| way | time | MB/s | bound MB/s | % of bound | WCU/MB |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    let stream = futures::stream::iter(items.iter().map(|(pk, p)| (pk.clone(), Ok(item(pk, p)))));
+    let many = ManyOptions {
+        put: options(),
+        ..ManyOptions::default()
+    };
+    let (report, time, counts) = timed(
+        model,
+        dynaslice_host::put_many(client, table, stream, &many, |pk, outcome| {
+            if let Err(e) = outcome {
+                panic!("{pk}: {e}");
+            }
+        }),
+    )
+    .await;
+    assert_eq!(report.written, items.len() as u64);
+    row(
+        "dynaslice import (put_many, 8 in flight)",
+        bytes,
+        time,
+        &counts,
+        &model.model(),
+    );
+
+    let endpoint = model.endpoint();
+    let loop_items = &items[..items.len().min(looped)];
+    let (_, time, counts) = timed(model, async {
+        tokio::task::block_in_place(|| shell_loop(&endpoint, dir, loop_items))
+    })
+    .await;
+    // The loop's items are the load's first (every size alike).
+    let loop_bytes = loop_items
+        .iter()
+        .map(|(_, p)| p.bytes().len())
+        .sum::<usize>();
+    row(
+        &format!(
+            "shell loop of dynaslice put (the first {} items)",
+            loop_items.len()
+        ),
+        loop_bytes,
+        time,
+        &counts,
+        &model.model(),
+    );
+
+    let throttles = AtomicU64::new(0);
+    let (_, time, counts) = timed(model, async {
+        for (pk, payload) in items {
+            aws_sample::put(client, BASELINE, pk, payload.bytes(), &throttles).await;
+        }
+    })
+    .await;
+    row(
+        "AWS sample's way (sequential PutItem of chunks)",
+        bytes,
+        time,
+        &counts,
+        &model.model(),
+    );
 }
