@@ -1027,8 +1027,8 @@ fn versions_lists_get_version_reads_and_restore_brings_back() {
         std::fs::read(&out).unwrap(),
         std::fs::read(&files[1]).unwrap()
     );
-    fails(
-        &[
+    let get_version = |version: &str, code: &str| {
+        let args = [
             "--data",
             &data,
             "get",
@@ -1037,24 +1037,12 @@ fn versions_lists_get_version_reads_and_restore_brings_back() {
             "-k",
             "pk=d",
             "--version",
-            "01KAAAAAAAAAAAAAAAAAAAAAAA",
-        ],
-        "VERSION_NOT_FOUND",
-    );
-    fails(
-        &[
-            "--data",
-            &data,
-            "get",
-            "-t",
-            "docs",
-            "-k",
-            "pk=d",
-            "--version",
-            "v1",
-        ],
-        "INPUT_INVALID",
-    );
+            version,
+        ];
+        fails(&args, code)
+    };
+    get_version("01KAAAAAAAAAAAAAAAAAAAAAAA", "VERSION_NOT_FOUND");
+    get_version("v1", "INPUT_INVALID");
 
     let restored = json(&run(&[
         "restore",

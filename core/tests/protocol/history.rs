@@ -292,3 +292,33 @@ fn a_list_someone_else_wrote_claiming_huge_versions_costs_a_commit_nothing() {
     assert!(sent < 20, "{sent} requests");
     assert_eq!(kept_versions(&store).len(), 1);
 }
+
+#[test]
+fn an_upload_stored_whole_over_an_item_that_keeps_history_is_split_and_keeps_it() {
+    let mut store = Store::new();
+    let first = item("k", 700_000, 1);
+    let v1 = write(&mut store, &first, keeping(2, None)).unwrap();
+    // An upload of an item that fits whole (no manifest), as the page
+    // posts one, from a writer that knows nothing of history.
+    let small = item("k", 2_000, 2);
+    let upload = dynaslice_core::SplitItem {
+        parent: small.clone(),
+        chunks: Vec::new(),
+        manifest: None,
+    };
+    store.now_ms += 60_000;
+    let mut put = PutMachine::new(
+        PutSource::Upload(upload),
+        table(),
+        put_options(WriteMode::Batch),
+        store.env(6),
+    );
+    let outcome = finish(&mut put, &mut store, &mut clean).unwrap();
+    assert!(outcome.manifest.is_some(), "split, to carry the list");
+    assert_eq!(kept_versions(&store), vec![v1]);
+    assert_eq!(read_version(&mut store, v1).unwrap(), Some(first));
+    assert_eq!(
+        crate::scripted::read(&mut store, &key("k")).unwrap(),
+        Some(small)
+    );
+}

@@ -15,10 +15,11 @@ use dynaslice_core::Item;
 use dynaslice_host::json::{item_from_json, item_from_plain_json};
 use dynaslice_host::{HostError, ManyOptions, Progress, PutOptions, QueryOptions, TableConfig};
 use serde_json::json;
-use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 
 use super::args::{ExportArgs, ImportArgs, LineFormat};
-use super::output::{Bar, print_json, print_json_to, size};
+use super::commands::payload_source;
+use super::output::{Bar, print_json, print_json_to, save, size};
 
 /// How often the checkpoint is saved while an import runs.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
@@ -116,26 +117,10 @@ fn read_checkpoint(path: &Path, table: &str) -> Result<u64, HostError> {
 }
 
 fn write_checkpoint(path: &Path, table: &str, through: u64) -> Result<(), HostError> {
-    let partial = path.with_extension("dynaslice-import.partial");
-    let text = json!({ "table": table, "through": through }).to_string();
-    std::fs::write(&partial, text).map_err(|e| HostError::io(partial.display(), e))?;
-    std::fs::rename(&partial, path).map_err(|e| HostError::io(path.display(), e))
-}
-
-async fn input(path: &Path) -> Result<(Box<dyn AsyncRead + Unpin + Send>, Option<u64>), HostError> {
-    if path == Path::new("-") {
-        return Ok((Box::new(tokio::io::stdin()), None));
-    }
-    let file = tokio::fs::File::open(path)
-        .await
-        .map_err(|e| HostError::io(path.display(), e))?;
-    let len = file
-        .metadata()
-        .await
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.len());
-    Ok((Box::new(file), len))
+    save(
+        path,
+        &json!({ "table": table, "through": through }).to_string(),
+    )
 }
 
 fn item_of(line: &[u8], format: LineFormat) -> Result<Item, HostError> {
@@ -160,7 +145,7 @@ pub async fn import(client: &Client, args: &ImportArgs, json: bool) -> Result<Ex
         true => read_checkpoint(&checkpoint, &table.table)?,
         false => 0,
     };
-    let (reader, total) = input(&args.file).await?;
+    let (reader, total) = payload_source(&args.file).await?;
     let bar = Bar::new("importing", json);
     bar.start(total.unwrap_or(0));
     let options = ManyOptions {

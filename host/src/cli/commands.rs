@@ -77,7 +77,7 @@ async fn read_payload(path: &Path, max: usize) -> Result<Vec<u8>, HostError> {
 /// `--file`'s payload: standard input for `-`, else the file, with its
 /// length when it is a regular file (a pipe, a FIFO or a device is read to
 /// its end).
-async fn payload_source(
+pub(super) async fn payload_source(
     path: &Path,
 ) -> Result<(Box<dyn AsyncRead + Unpin + Send>, Option<u64>), HostError> {
     if path == Path::new("-") {

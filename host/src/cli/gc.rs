@@ -12,7 +12,7 @@ use dynaslice_host::{GcOptions, GcPage, HostError, TableConfig};
 use serde_json::{Value, json};
 
 use super::args::GcArgs;
-use super::output::{Bar, print_json};
+use super::output::{Bar, print_json, save};
 
 /// Where each segment of a run got to: not started (`None`), at a key, or
 /// done.
@@ -70,11 +70,10 @@ fn write_cursor(path: &Path, table: &str, marks: &[Mark]) -> Result<(), HostErro
             Mark::Done => json!("done"),
         })
         .collect();
-    let text = json!({ "table": table, "segments": segments }).to_string();
-    let mut partial = path.as_os_str().to_owned();
-    partial.push(".partial");
-    std::fs::write(&partial, text).map_err(|e| HostError::io(path.display(), e))?;
-    std::fs::rename(&partial, path).map_err(|e| HostError::io(path.display(), e))
+    save(
+        path,
+        &json!({ "table": table, "segments": segments }).to_string(),
+    )
 }
 
 /// The chunk table's item count as DynamoDB last estimated it (updated

@@ -64,6 +64,15 @@ impl Bar {
     }
 }
 
+/// Writes `text` to `path` whole or not at all (beside it, then renamed):
+/// a checkpoint a crash cannot leave half written.
+pub fn save(path: &std::path::Path, text: &str) -> Result<(), HostError> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    std::fs::write(&partial, text).map_err(|e| HostError::io(path.display(), e))?;
+    std::fs::rename(&partial, path).map_err(|e| HostError::io(path.display(), e))
+}
+
 /// The bar of a known total.
 const BAR: &str = "{msg:>9} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} {eta}";
 

@@ -270,6 +270,9 @@ impl<'a> PutMachine<'a> {
             // Stamped anew whatever the first guess: nothing was split yet,
             // or an upload came stamped by the uploader's clock.
             PutSource::Stream { .. } | PutSource::Upload(_) => false,
+            // An upload stored whole, to be split as an item (it keeps
+            // history): nothing was split yet.
+            PutSource::Owned(_) if self.split.is_none() => false,
             // An item that keeps history is split even when it fits whole.
             _ if self.keeps && self.split.as_ref().is_some_and(|s| s.manifest.is_none()) => false,
             // An item stored whole carries no version.
