@@ -214,7 +214,7 @@ impl PutMachine<'_> {
 
     /// A commit conditional on the parent read applied.
     pub(super) fn expected(&self) -> Committed {
-        Committed::expected(&self.expect, self.stored, self.cleanup.clone())
+        Committed::expected(&self.expect, self.stored(), self.cleanup.clone())
     }
 
     /// What an unconditional commit replaced, from the old parent its
@@ -295,7 +295,7 @@ impl PutMachine<'_> {
         }
         match check {
             Check::Single(_) | Check::Overwrite(_) if ours => {
-                self.commit_done(Committed::unknown(self.stored))
+                self.commit_done(Committed::unknown(self.stored()))
             }
             Check::Single(error) => self.finish(Err(error)),
             // Not applied, or applied and then replaced or deleted (its
@@ -328,7 +328,7 @@ impl PutMachine<'_> {
             // knows what.
             Check::Pinned | Check::PinnedUnknown(_) if ours => {
                 let committed = match last_writer_wins {
-                    true => Committed::unknown(self.stored),
+                    true => Committed::unknown(self.stored()),
                     false => self.expected(),
                 };
                 self.commit_done(committed);
@@ -373,11 +373,8 @@ impl PutMachine<'_> {
         if !again || self.rewrites > MAX_REPLANS {
             return Err(error);
         }
-        let target = self.table.keys_target();
-        self.stored = stored.is_some();
-        self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
-        self.keeps = keeps_history(stored.as_ref(), self.options.history)?;
-        self.stored_parent = stored;
+        self.read_stored(stored)?;
+        self.keeps = keeps_history(self.stored_parent.as_ref(), self.options.history)?;
         self.version = VersionId::new(self.flights.clock.now_ms()?, self.flights.random());
         self.uploads = Uploads::new(&self.table.chunk_table, self.options.batch_items);
         self.released = false;
@@ -393,9 +390,8 @@ impl PutMachine<'_> {
     /// An atomic round lost to another writer's commit: plan again against
     /// the parent stored now, and send the next round.
     pub(super) fn replan(&mut self, stored: Option<Item>) -> Result<(), ProtocolError> {
+        self.read_stored(stored)?;
         let target = self.table.keys_target();
-        self.stored = stored.is_some();
-        self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
         let Some(split) = &self.split else {
             return Ok(());
         };

@@ -131,7 +131,6 @@ pub struct PutMachine<'a> {
     version: VersionId,
     /// The stored parent, as read.
     expect: Expect,
-    stored: bool,
     /// The split being written: whole, or a stream's once it ended.
     split: Option<SplitItem>,
     uploads: Uploads,
@@ -153,7 +152,7 @@ pub struct PutMachine<'a> {
     /// Times the write started again as a new version.
     rewrites: u32,
     /// The stored parent, as read (what a write that keeps history
-    /// records).
+    /// records; `expect` describes it).
     stored_parent: Option<Item>,
     /// This write keeps history ([`crate::history`]).
     keeps: bool,
@@ -180,7 +179,6 @@ impl<'a> PutMachine<'a> {
             phase,
             version,
             expect: Expect::Absent,
-            stored: false,
             split: None,
             uploads,
             released: false,
@@ -234,6 +232,19 @@ impl<'a> PutMachine<'a> {
         }
     }
 
+    /// The stored parent was read: what the commit expects of it.
+    fn read_stored(&mut self, stored: Option<Item>) -> Result<(), ProtocolError> {
+        let target = self.table.keys_target();
+        self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
+        self.stored_parent = stored;
+        Ok(())
+    }
+
+    /// True when an item was stored when the parent was last read.
+    fn stored(&self) -> bool {
+        self.stored_parent.is_some()
+    }
+
     fn read_parent(&mut self) {
         let target = self.table.keys_target();
         let Some(key) = self.key_item() else { return };
@@ -254,16 +265,13 @@ impl<'a> PutMachine<'a> {
     /// The stored parent is read: check it, stamp the version in the
     /// store's time, and go on.
     fn parent_read(&mut self, stored: Option<Item>) -> Result<(), ProtocolError> {
-        self.stored = stored.is_some();
-        let target = self.table.keys_target();
-        self.expect = Expect::from_stored_at(stored.as_ref(), &target)?;
+        self.read_stored(stored)?;
         if let Some(precondition) = &self.options.precondition
             && !precondition.holds(&self.expect)
         {
             return Err(self.conflict());
         }
-        self.keeps = keeps_history(stored.as_ref(), self.options.history)?;
-        self.stored_parent = stored;
+        self.keeps = keeps_history(self.stored_parent.as_ref(), self.options.history)?;
         self.split_uploads_whole();
         let now = self.flights.clock.now_ms()?;
         let keep = match &self.source {
@@ -386,7 +394,7 @@ impl Machine for PutMachine<'_> {
                     let committed = self
                         .committed
                         .take()
-                        .unwrap_or_else(|| Committed::unknown(self.stored));
+                        .unwrap_or_else(|| Committed::unknown(self.stored()));
                     let outcome = self.outcome_with(committed);
                     self.finish(Ok(outcome));
                 }
