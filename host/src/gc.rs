@@ -88,12 +88,8 @@ pub async fn gc_segments(
     let page = std::cell::RefCell::new(page);
     let runs = starts.into_iter().map(|(segment, start)| {
         let options = GcOptions {
-            segment: (total > 1).then_some((segment, total)),
             start,
-            max_units_per_second: options
-                .max_units_per_second
-                .map(|rate| (rate / running).max(1)),
-            ..options.clone()
+            ..options.for_segment(segment, total, running)
         };
         let page = &page;
         async move { gc_paged(client, table, &options, |p| (page.borrow_mut())(p)).await }

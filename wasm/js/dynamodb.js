@@ -419,8 +419,8 @@ export async function gc(client, options) {
   await init();
   const seen = Array.from({ length: segments }, () => ({ chunks: 0, deleted: 0 }));
   const one = async (segment) => {
-    const rate = options?.maxUnitsPerSecond;
-    const each = { ...options, segment: segments > 1 ? [segment, segments] : undefined, maxUnitsPerSecond: rate === undefined ? undefined : Math.max(1, Math.floor(rate / segments)) };
+    // The core gives each segment its share of maxUnitsPerSecond.
+    const each = { ...options, segment: segments > 1 ? [segment, segments] : undefined };
     const machine = boundApi().machines.gc(each);
     try {
       const drive = new Drive(machine, client, signal);

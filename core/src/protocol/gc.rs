@@ -97,6 +97,22 @@ pub struct GcReport {
     pub consumed: Consumed,
 }
 
+impl GcOptions {
+    /// These options for segment `segment` of a Scan in `total` segments,
+    /// run beside others (`running` in all, each with its share of the
+    /// rate limit, at least one unit per second). A Scan of one segment
+    /// is a plain Scan.
+    pub fn for_segment(&self, segment: u32, total: u32, running: u32) -> Self {
+        Self {
+            segment: (total > 1).then_some((segment, total)),
+            max_units_per_second: self
+                .max_units_per_second
+                .map(|rate| (rate / running.max(1)).max(1)),
+            ..self.clone()
+        }
+    }
+}
+
 impl GcReport {
     /// Adds `other`'s counts (another segment's) to these.
     pub fn add(&mut self, other: GcReport) {

@@ -560,7 +560,8 @@ pub fn query_input(input: &JsValue, values: Item, start: Option<Item>) -> Result
     })
 }
 
-/// `gc`'s options: `graceMs`, `dryRun`.
+/// `gc`'s options: `graceMs`, `dryRun`, `maxUnitsPerSecond`, and the
+/// `segment` (`[segment, total]`) the driver gives each machine.
 pub fn gc_options(options: &JsValue) -> Result<GcOptions, Failure> {
     let defaults = GcOptions::default();
     let rate = match get(options, "maxUnitsPerSecond").is_undefined() {
@@ -585,11 +586,15 @@ pub fn gc_options(options: &JsValue) -> Result<GcOptions, Failure> {
             }
         }
     };
-    Ok(GcOptions {
+    let options = GcOptions {
         grace: millis(&get(options, "graceMs"), "graceMs", defaults.grace)?,
         dry_run: super::flag(options, "dryRun", defaults.dry_run)?,
-        segment,
-        start: None,
         max_units_per_second: rate.map(|r| u32::try_from(r).unwrap_or(u32::MAX)),
+        ..defaults
+    };
+    // Each segment's machine takes its share of the rate.
+    Ok(match segment {
+        Some((segment, total)) => options.for_segment(segment, total, total),
+        None => options,
     })
 }
