@@ -228,6 +228,8 @@ export interface UpdateResult {
   applied: boolean;
   /** Write units planned: exact for a parent update, an estimate from the stored sizes for a rewrite. */
   writeUnits: number;
+  /** The attributes a rewrite left where they were: groups it did not change, whose chunks the new version reuses. */
+  reused: string[];
   /** The rewrite's write. */
   put?: PutResult;
   /** Capacity units consumed, every request counted. */

@@ -300,16 +300,21 @@ export interface ManifestSummary {
   version: string;
   /** The codec of the stored payload. */
   codec: Codec;
-  /** Chunk items written (0 when the payload is inline on the parent). */
+  /** Chunk items of every frame (0 when the payload is inline on the parent). */
   chunkCount: number;
-  /** Stored payload bytes (after compression, with framing). */
+  /** Stored payload bytes of every frame (after compression, with framing). */
   storedBytes: number;
-  /** Encoded payload bytes before compression. */
+  /** Encoded payload bytes of every frame before compression. */
   rawBytes: number;
   /** True when the payload is on the parent and there are no chunks. */
   inline: boolean;
-  /** Attributes moved off the parent. */
+  /** Attributes moved off the parent, in every frame. */
   spilled: string[];
+  /**
+   * Groups: large attributes stored as frames of their own, whose chunks
+   * an update of other attributes reuses (0 when the payload is one frame).
+   */
+  groups: number;
 }
 
 /** The result of {@link split}. */

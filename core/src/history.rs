@@ -30,8 +30,8 @@ use crate::digest::chunk_digest;
 use crate::encoding::{decode_attributes, encode_item};
 use crate::layout::{MAX_CHUNKS, chunk_key};
 use crate::manifest::{
-    CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, ManifestError,
-    stored_version,
+    CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, MAX_GROUPS, Manifest,
+    ManifestError, stored_version,
 };
 use crate::plan::{BatchWrite, WriteRequest, pack_batch_writes};
 use crate::size::{MAX_ITEM_BYTES, item_size};
@@ -102,6 +102,17 @@ pub struct Entry {
     pub bytes: u64,
     /// Its writer's note.
     pub note: Option<String>,
+    /// Its groups' ids and chunk counts ([`Manifest::groups`]): frames it
+    /// holds under other ids, kept with it.
+    pub groups: Vec<(VersionId, u32)>,
+}
+
+impl Entry {
+    /// True when this kept version holds the chunks of frame `id`: its
+    /// own, or one of its groups'.
+    pub fn holds(&self, id: VersionId) -> bool {
+        self.version == id || self.groups.iter().any(|&(g, _)| g == id)
+    }
 }
 
 /// The kept versions of an item, newest first, and its retention.
@@ -270,12 +281,21 @@ impl History {
                 .ok()
                 .filter(|&n| n < RECORD_SEQ)
                 .ok_or(invalid(field))?;
+            let groups = match entry.get("g") {
+                None => Vec::new(),
+                Some(AttributeValue::L(groups)) if groups.len() <= MAX_GROUPS => groups
+                    .iter()
+                    .map(|group| group_ref(group).ok_or(invalid(field)))
+                    .collect::<Result<_, _>>()?,
+                Some(_) => return Err(invalid(field)),
+            };
             entries.push(Entry {
                 version,
                 replaced_ms: number(get("t")?, field)?,
                 chunk_count,
                 bytes: number(get("s")?, field)?,
                 note: note_value(entry.get(NOTE_FIELD))?,
+                groups,
             });
         }
         Ok(Self { retention, entries })
@@ -301,6 +321,15 @@ impl History {
                 if let Some(note) = &entry.note {
                     m.insert(NOTE_FIELD.to_string(), AttributeValue::S(note.clone()));
                 }
+                if !entry.groups.is_empty() {
+                    let groups = entry.groups.iter().map(|&(id, count)| {
+                        let mut g = BTreeMap::new();
+                        g.insert("v".to_string(), AttributeValue::S(id.to_text()));
+                        g.insert("n".to_string(), n(u64::from(count)));
+                        AttributeValue::M(g)
+                    });
+                    m.insert("g".to_string(), AttributeValue::L(groups.collect()));
+                }
                 AttributeValue::M(m)
             })
             .collect();
@@ -321,6 +350,24 @@ impl History {
     pub fn find(&self, version: VersionId, now_ms: u64) -> Option<&Entry> {
         self.kept(now_ms).find(|e| e.version == version)
     }
+}
+
+/// A history entry's group: `{v: id, n: chunk count}`.
+fn group_ref(value: &AttributeValue) -> Option<(VersionId, u32)> {
+    let AttributeValue::M(map) = value else {
+        return None;
+    };
+    let id = match map.get("v")? {
+        AttributeValue::S(text) => VersionId::parse(text).ok()?,
+        _ => return None,
+    };
+    let count = match map.get("n")? {
+        AttributeValue::N(n) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+            n.parse::<u32>().ok().filter(|&n| n > 0 && n < RECORD_SEQ)?
+        }
+        _ => return None,
+    };
+    Some((id, count))
 }
 
 /// The key of `version`'s record under the parent `parent`.
@@ -461,8 +508,15 @@ pub fn plan_kept(
                 version: manifest.as_ref().map_or(fresh, |m| m.version),
                 replaced_ms: now_ms,
                 chunk_count: manifest.as_ref().map_or(0, |m| m.chunk_count),
-                bytes: item_size(stored) as u64 + manifest.as_ref().map_or(0, |m| m.raw_len),
+                bytes: item_size(stored) as u64
+                    + manifest.as_ref().map_or(0, Manifest::total_raw_len),
                 note: note_of(stored)?,
+                groups: manifest.as_ref().map_or(Vec::new(), |m| {
+                    m.groups
+                        .iter()
+                        .map(|g| (g.version, g.chunk_count))
+                        .collect()
+                }),
             };
             entries.push(entry.clone());
             Some((stored, entry))
@@ -488,15 +542,44 @@ pub fn plan_kept(
     // time.
     let keys: u64 = released
         .iter()
-        .map(|(_, e)| u64::from(e.chunk_count) + 1)
+        .map(|(_, e)| {
+            let groups: u64 = e.groups.iter().map(|&(_, n)| u64::from(n)).sum();
+            u64::from(e.chunk_count) + 1 + groups
+        })
         .sum();
     let released = match keys > u64::from(DEFAULT_MAX_CHUNK_KEYS) {
         true => Vec::new(),
         false => released,
     };
+    // A frame a released version shares with one still kept, or with the
+    // new version (an update reuses frames), stays.
+    let current = parent
+        .get(MANIFEST_ATTRIBUTE)
+        .and_then(|v| Manifest::from_value(v).ok());
+    let held = |id: VersionId| {
+        kept.iter().any(|e| e.holds(id))
+            || current
+                .as_ref()
+                .is_some_and(|m| m.frames().any(|f| f.version == id))
+    };
     for (_, entry) in &released {
-        for seq in (0..entry.chunk_count).chain([RECORD_SEQ]) {
-            if let Ok(key) = chunk_key(&table.key, &table.layout, parent, entry.version, seq) {
+        // Its record goes; its own chunks too, unless a later version
+        // reuses its frame.
+        let chunks = if held(entry.version) {
+            0
+        } else {
+            entry.chunk_count
+        };
+        let own = (0..chunks)
+            .chain([RECORD_SEQ])
+            .map(|seq| (entry.version, seq));
+        let groups = entry
+            .groups
+            .iter()
+            .filter(|&&(id, _)| !held(id))
+            .flat_map(|&(id, count)| (0..count).map(move |seq| (id, seq)));
+        for (id, seq) in own.chain(groups) {
+            if let Ok(key) = chunk_key(&table.key, &table.layout, parent, id, seq) {
                 deletes.push((table.chunk_table.clone(), WriteRequest::Delete(key)));
             }
         }
@@ -575,19 +658,26 @@ pub fn listing(parent: &Item, now_ms: u64) -> Result<Listing, HistoryError> {
         current: true,
         written_ms: manifest.as_ref().map(|m| m.version.unix_ms()),
         replaced_ms: None,
-        bytes: item_size(parent) as u64 + manifest.as_ref().map_or(0, |m| m.raw_len),
-        chunk_count: manifest.as_ref().map_or(0, |m| m.chunk_count),
+        bytes: item_size(parent) as u64 + manifest.as_ref().map_or(0, Manifest::total_raw_len),
+        chunk_count: manifest
+            .as_ref()
+            .map_or(0, |m| u32::try_from(m.total_chunks()).unwrap_or(u32::MAX)),
         note: note_of(parent)?,
     };
     let mut versions = Vec::from([current]);
-    versions.extend(history.iter().flat_map(|h| h.kept(now_ms)).map(|e| Listed {
-        version: Some(e.version),
-        current: false,
-        written_ms: Some(e.version.unix_ms()),
-        replaced_ms: Some(e.replaced_ms),
-        bytes: e.bytes,
-        chunk_count: e.chunk_count,
-        note: e.note.clone(),
+    versions.extend(history.iter().flat_map(|h| h.kept(now_ms)).map(|e| {
+        Listed {
+            version: Some(e.version),
+            current: false,
+            written_ms: Some(e.version.unix_ms()),
+            replaced_ms: Some(e.replaced_ms),
+            bytes: e.bytes,
+            chunk_count: e
+                .groups
+                .iter()
+                .fold(e.chunk_count, |sum, &(_, n)| sum.saturating_add(n)),
+            note: e.note.clone(),
+        }
     }));
     Ok(Listing {
         retention: history.map(|h| h.retention),

@@ -39,8 +39,10 @@ pub fn reserved_attribute<'n>(mut names: impl Iterator<Item = &'n str>) -> Optio
 /// The manifest field an in-place update sets ([`Manifest::updated`]).
 pub const UPDATED_FIELD: &str = "u";
 
-/// The manifest format version this crate writes and reads.
-pub const MANIFEST_VERSION: u8 = 1;
+/// The newest manifest format this crate writes and reads: 2 when the
+/// manifest lists groups (`g`), which a reader of format 1 would miss;
+/// 1 otherwise, so every reader reads what needs no more.
+pub const MANIFEST_VERSION: u8 = 2;
 
 /// A virtual item's manifest.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -71,7 +73,18 @@ pub struct Manifest {
     /// on the parent pins it too, so an update is never silently undone by
     /// a write that read the parent before it.
     pub updated: Option<VersionId>,
+    /// Further frames of spilled attributes, each stored in its own chunks
+    /// under its own id (`_ds.g`): a large attribute is its own group, so
+    /// an update that changes another attribute reuses its chunks. Each is
+    /// a manifest of one frame: `version` is the group's id, `layout` the
+    /// parent's, `spilled` the exact names it holds, chunked (never
+    /// inline), no `updated` and no groups. Empty for a manifest of one
+    /// frame (format 1).
+    pub groups: Vec<Manifest>,
 }
+
+/// The most groups a manifest may list besides its own frame.
+pub const MAX_GROUPS: usize = 64;
 
 /// Why a parent's manifest could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -117,7 +130,7 @@ impl fmt::Display for ManifestError {
             Self::UnsupportedVersion { got } => {
                 write!(
                     f,
-                    "manifest version {got}, this build reads {MANIFEST_VERSION}"
+                    "manifest version {got}, this build reads 1 to {MANIFEST_VERSION}"
                 )
             }
         }
@@ -148,17 +161,20 @@ impl Manifest {
         let mut put = |k: &str, v| {
             map.insert(k.to_string(), v);
         };
-        put("f", number(MANIFEST_VERSION));
-        put("v", AttributeValue::S(self.version.to_text()));
+        let format = if self.groups.is_empty() { 1 } else { 2 };
+        put("f", number(format));
         put("l", AttributeValue::S(self.layout.clone()));
-        put("c", AttributeValue::S(self.codec.name().to_string()));
-        put("n", number(self.chunk_count));
-        put("k", number(self.chunk_bytes));
-        put("s", number(self.stored_len));
-        put("r", number(self.raw_len));
-        put("h", AttributeValue::B(self.digest.to_be_bytes().to_vec()));
-        if !self.spilled.is_empty() {
-            put("a", AttributeValue::Ss(self.spilled.clone()));
+        self.frame_fields(&mut map);
+        let mut put = |k: &str, v| {
+            map.insert(k.to_string(), v);
+        };
+        if !self.groups.is_empty() {
+            let groups = self.groups.iter().map(|g| {
+                let mut fields = BTreeMap::new();
+                g.frame_fields(&mut fields);
+                AttributeValue::M(fields)
+            });
+            put("g", AttributeValue::L(groups.collect()));
         }
         if let Some(frame) = &self.inline {
             put("p", AttributeValue::B(frame.clone()));
@@ -169,12 +185,151 @@ impl Manifest {
         AttributeValue::M(map)
     }
 
+    /// The fields describing one frame, a manifest's own or a group's.
+    fn frame_fields(&self, map: &mut BTreeMap<String, AttributeValue>) {
+        let mut put = |k: &str, v| {
+            map.insert(k.to_string(), v);
+        };
+        put("v", AttributeValue::S(self.version.to_text()));
+        put("c", AttributeValue::S(self.codec.name().to_string()));
+        put("n", number(self.chunk_count));
+        put("k", number(self.chunk_bytes));
+        put("s", number(self.stored_len));
+        put("r", number(self.raw_len));
+        put("h", AttributeValue::B(self.digest.to_be_bytes().to_vec()));
+        if !self.spilled.is_empty() {
+            put("a", AttributeValue::Ss(self.spilled.clone()));
+        }
+    }
+
+    /// Every frame: this manifest's own, then its groups'. Each frame's
+    /// chunks are `0..chunk_count` under its `version`.
+    pub fn frames(&self) -> impl Iterator<Item = &Manifest> {
+        core::iter::once(self).chain(&self.groups)
+    }
+
+    /// The frame holding attribute `name`, alone (no groups): the group
+    /// that lists it, else this manifest's own frame when it lists it or
+    /// lists nothing (a writer before names were recorded). `None` when
+    /// no frame can hold it.
+    pub fn frame_holding(&self, name: &str) -> Option<Manifest> {
+        let lists = |f: &Manifest| f.spilled.iter().any(|s| s == name);
+        if let Some(group) = self.groups.iter().find(|g| lists(g)) {
+            return Some(group.clone());
+        }
+        (self.spilled.is_empty() || lists(self)).then(|| Manifest {
+            groups: Vec::new(),
+            ..self.clone()
+        })
+    }
+
+    /// The frame of chunk `seq` counted across every frame (its own first,
+    /// then its groups'), and the chunk's number within that frame.
+    pub fn frame_chunk(&self, mut seq: u32) -> Option<(&Manifest, u32)> {
+        for frame in self.frames() {
+            if seq < frame.chunk_count {
+                return Some((frame, seq));
+            }
+            seq -= frame.chunk_count;
+        }
+        None
+    }
+
+    /// Stored bytes of every chunked frame.
+    pub fn total_stored_len(&self) -> u64 {
+        self.frames()
+            .fold(0u64, |sum, f| sum.saturating_add(f.stored_len))
+    }
+
+    /// True when a frame lists attribute `name` as spilled.
+    pub fn spills(&self, name: &str) -> bool {
+        self.frames().any(|f| f.spilled.iter().any(|s| s == name))
+    }
+
+    /// The spilled attributes of every frame, in ascending order.
+    pub fn all_spilled(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.frames().flat_map(|f| f.spilled.clone()).collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// Chunks of every frame.
+    pub fn total_chunks(&self) -> u64 {
+        self.frames().map(|f| u64::from(f.chunk_count)).sum()
+    }
+
+    /// Raw bytes of every frame: what a whole read decodes.
+    pub fn total_raw_len(&self) -> u64 {
+        self.frames()
+            .fold(0u64, |sum, f| sum.saturating_add(f.raw_len))
+    }
+
     /// Reads a manifest from the value of [`MANIFEST_ATTRIBUTE`], checking
     /// every field (the parent may have been written by anyone).
     pub fn from_value(value: &AttributeValue) -> Result<Self, ManifestError> {
         let AttributeValue::M(map) = value else {
             return Err(ManifestError::NotAMap);
         };
+        let invalid = |field| ManifestError::InvalidField { field };
+        let format = match map.get("f") {
+            None => return Err(ManifestError::MissingField { field: "f" }),
+            Some(AttributeValue::N(n)) if n == "1" => 1,
+            Some(AttributeValue::N(n)) if n == "2" => 2,
+            Some(AttributeValue::N(n)) => {
+                return Err(ManifestError::UnsupportedVersion { got: n.clone() });
+            }
+            Some(_) => return Err(invalid("f")),
+        };
+        let layout = match map.get("l") {
+            None => return Err(ManifestError::MissingField { field: "l" }),
+            Some(AttributeValue::S(l)) if l == "table" || l == "collection" => l.clone(),
+            Some(_) => return Err(invalid("l")),
+        };
+        let inline = match map.get("p") {
+            None => None,
+            Some(AttributeValue::B(frame)) => Some(frame.clone()),
+            Some(_) => return Err(invalid("p")),
+        };
+        let updated = match map.get(UPDATED_FIELD) {
+            None => None,
+            Some(AttributeValue::S(id)) => Some(VersionId::parse(id).map_err(|_| invalid("u"))?),
+            Some(_) => return Err(invalid("u")),
+        };
+        let mut manifest = Self::frame(map, layout.clone(), inline)?;
+        manifest.updated = updated;
+        // Format 1 has no groups: a `g` there is an unknown field, ignored
+        // as a reader of format 1 ignores it. Format 2 has at least one.
+        if format == 2 {
+            let groups = match map.get("g") {
+                Some(AttributeValue::L(groups)) if !groups.is_empty() => groups,
+                _ => return Err(invalid("g")),
+            };
+            if groups.len() > MAX_GROUPS || manifest.inline.is_some() {
+                return Err(invalid("g"));
+            }
+            for group in groups {
+                let AttributeValue::M(fields) = group else {
+                    return Err(invalid("g"));
+                };
+                let group = Self::frame(fields, layout.clone(), None)?;
+                // A group holds named attributes, and its own chunks.
+                let clash = manifest.frames().any(|f| f.version == group.version);
+                if group.spilled.is_empty() || clash {
+                    return Err(invalid("g"));
+                }
+                manifest.groups.push(group);
+            }
+        }
+        Ok(manifest)
+    }
+
+    /// One frame's fields (`v`, `c`, `n`, `k`, `s`, `r`, `h`, `a`) read
+    /// from `map` and checked, with the frame inline or not.
+    fn frame(
+        map: &BTreeMap<String, AttributeValue>,
+        layout: String,
+        inline: Option<Vec<u8>>,
+    ) -> Result<Self, ManifestError> {
         let get = |field: &'static str| map.get(field).ok_or(ManifestError::MissingField { field });
         let invalid = |field| ManifestError::InvalidField { field };
         let text = |field| match get(field)? {
@@ -187,18 +342,7 @@ impl Manifest {
             }
             _ => Err(invalid(field)),
         };
-        match get("f")? {
-            AttributeValue::N(n) if n == "1" => {}
-            AttributeValue::N(n) => {
-                return Err(ManifestError::UnsupportedVersion { got: n.clone() });
-            }
-            _ => return Err(invalid("f")),
-        }
         let version = VersionId::parse(text("v")?).map_err(|_| invalid("v"))?;
-        let layout = text("l")?;
-        if layout != "table" && layout != "collection" {
-            return Err(invalid("l"));
-        }
         let codec = Codec::from_name(text("c")?).ok_or(invalid("c"))?;
         let digest = match get("h")? {
             AttributeValue::B(b) if b.len() == 8 => {
@@ -212,16 +356,6 @@ impl Manifest {
             None => Vec::new(),
             Some(AttributeValue::Ss(names)) => names.clone(),
             Some(_) => return Err(invalid("a")),
-        };
-        let inline = match map.get("p") {
-            None => None,
-            Some(AttributeValue::B(frame)) => Some(frame.clone()),
-            Some(_) => return Err(invalid("p")),
-        };
-        let updated = match map.get(UPDATED_FIELD) {
-            None => None,
-            Some(AttributeValue::S(id)) => Some(VersionId::parse(id).map_err(|_| invalid("u"))?),
-            Some(_) => return Err(invalid("u")),
         };
         let chunk_count = u32::try_from(int("n")?).map_err(|_| invalid("n"))?;
         let chunk_bytes = u32::try_from(int("k")?).map_err(|_| invalid("k"))?;
@@ -259,7 +393,7 @@ impl Manifest {
         }
         Ok(Self {
             version,
-            layout: layout.to_string(),
+            layout,
             codec,
             chunk_count,
             chunk_bytes,
@@ -268,7 +402,8 @@ impl Manifest {
             digest,
             spilled,
             inline,
-            updated,
+            updated: None,
+            groups: Vec::new(),
         })
     }
 

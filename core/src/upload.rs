@@ -111,6 +111,13 @@ pub enum UploadError {
         /// The chunk item's exact size.
         size: usize,
     },
+    /// The manifest lists groups ([`Manifest::groups`]): an upload is one
+    /// frame (split it with `group_bytes` off, as the WebAssembly `split`
+    /// does), whose chunks and version the host stamps itself.
+    Grouped {
+        /// Groups listed.
+        groups: usize,
+    },
 }
 
 impl UploadError {
@@ -126,6 +133,7 @@ impl UploadError {
             Self::Reassemble(e) => e.code(),
             Self::Misplaced { .. } => Code::AttributeMisplaced,
             Self::ChunkTooLarge { .. } => Code::ItemTooLarge,
+            Self::Grouped { .. } => Code::ManifestInvalid,
         }
     }
 }
@@ -160,6 +168,10 @@ impl fmt::Display for UploadError {
                 f,
                 "{name} is in the payload, but the table keeps it on the parent (an index key or \
                  the TTL attribute): split with the table's indexKeys and ttl"
+            ),
+            Self::Grouped { groups } => write!(
+                f,
+                "the manifest lists {groups} groups; an upload is one frame (split without groups)"
             ),
             Self::ChunkTooLarge { seq, size } => write!(
                 f,
@@ -207,6 +219,11 @@ pub fn check_upload_header(
         }
         return Ok(None);
     };
+    if !manifest.groups.is_empty() {
+        return Err(UploadError::Grouped {
+            groups: manifest.groups.len(),
+        });
+    }
     if let Some(name) = misplaced(&manifest, rules.index_keys, rules.ttl) {
         return Err(UploadError::Misplaced { name: name.into() });
     }
@@ -278,8 +295,8 @@ pub fn misplaced<'m>(
     ttl: Option<&str>,
 ) -> Option<&'m str> {
     manifest
-        .spilled
-        .iter()
+        .frames()
+        .flat_map(|f| f.spilled.iter())
         .map(String::as_str)
         .find(|name| index_keys.iter().any(|k| k.name == *name) || ttl == Some(*name))
 }

@@ -68,6 +68,13 @@ impl VersionId {
         Self((time << 80) | (random & ((1 << 80) - 1)))
     }
 
+    /// The id `n` after this one at the same time: its random part counted
+    /// on (wrapping within its 80 bits). Group `n` of a write has it.
+    pub fn offset(&self, n: u32) -> Self {
+        let random = (self.0 & ((1 << 80) - 1)).wrapping_add(u128::from(n));
+        Self::new(self.unix_ms(), random)
+    }
+
     /// The Unix time in milliseconds the id was made at.
     pub fn unix_ms(&self) -> u64 {
         (self.0 >> 80) as u64

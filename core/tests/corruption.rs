@@ -329,6 +329,7 @@ fn a_payload_cannot_smuggle_in_a_manifest_attribute() {
         spilled: vec!["_ds".into()],
         inline: Some(frame),
         updated: None,
+        groups: vec![],
     };
     let mut parent = Item::new();
     parent.insert("pk".into(), AttributeValue::S("doc".into()));

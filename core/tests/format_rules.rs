@@ -282,9 +282,27 @@ fn an_upload_keeps_the_tables_index_keys_on_the_parent_and_its_chunks_carry_the_
         options.compression = CodecChoice::Fixed(Compression::NONE);
         options.index_keys = table.index_keys.clone();
         options.ttl = table.ttl.clone();
+        // An upload is one frame, as the WebAssembly split makes it.
+        options.group_bytes = usize::MAX;
         split_item(&item, &options).unwrap()
     };
     let rules = UploadRules::of(&table, 2_000_000);
+    // In groups (the body one, the rest another), it is refused whole.
+    let grouped = split_item(&item, &{
+        let mut options = SplitOptions::new(schema(), VersionId::new(1_763_683_200_000, 9));
+        options.compression = CodecChoice::Fixed(Compression::NONE);
+        options
+    })
+    .unwrap();
+    assert_eq!(grouped.manifest.as_ref().unwrap().groups.len(), 1);
+    let lengths_of = |split: &SplitItem| -> Vec<u64> {
+        let manifest = split.manifest.as_ref().unwrap();
+        (0..manifest.chunk_count)
+            .map(|s| manifest.chunk_len(s))
+            .collect()
+    };
+    let refused = check_upload_header(&grouped.parent, &lengths_of(&grouped), &rules).unwrap_err();
+    assert_eq!(refused.code(), "MANIFEST_INVALID", "{refused}");
     let lengths = |split: &SplitItem| -> Vec<u64> {
         let manifest = split.manifest.as_ref().unwrap();
         (0..manifest.chunk_count)

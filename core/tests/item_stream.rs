@@ -22,6 +22,8 @@ fn options(layout: Layout, compression: CodecChoice, inline: bool, chunk: usize)
     options.compression = compression;
     options.inline = inline;
     options.chunk_item_bytes = chunk;
+    // One frame: what streams (an item in groups is split whole).
+    options.group_bytes = usize::MAX;
     options
 }
 

@@ -207,11 +207,13 @@ fn preconditions_admit_only_what_they_name() {
     let version = Expect::Version {
         version: v,
         chunk_count: 3,
+        groups: vec![],
         updated: None,
     };
     let other = Expect::Version {
         version: VersionId::new(5, 6),
         chunk_count: 3,
+        groups: vec![],
         updated: None,
     };
     assert!(Precondition::Absent.holds(&Expect::Absent));

@@ -124,7 +124,7 @@ proptest! {
         let layout = if collection { Layout::ItemCollection } else { Layout::default() };
         let (split, options) = split(len, chunk_item_bytes, layout, 1);
         let target = target(&options);
-        let previous = Expect::Version { version: VersionId::new(1_763_600_000_000, 99), chunk_count: 7, updated: None };
+        let previous = Expect::Version { version: VersionId::new(1_763_600_000_000, 99), chunk_count: 7, groups: vec![], updated: None };
         let n = split.chunks.len();
         let bytes: usize = split.chunks.iter().map(item_size).sum::<usize>() + item_size(&split.parent);
         let fits = n < MAX_TRANSACT_ACTIONS && bytes <= MAX_TRANSACT_BYTES;
@@ -246,6 +246,7 @@ fn conditions_name_the_expected_state() {
     let versioned = Expect::Version {
         version,
         chunk_count: 1,
+        groups: vec![],
         updated: None,
     }
     .condition(&schema)
@@ -263,6 +264,7 @@ fn conditions_name_the_expected_state() {
         Expect::Version {
             version: options.version,
             chunk_count: split.chunks.len() as u32,
+            groups: vec![],
             updated: None,
         }
     );
@@ -387,6 +389,7 @@ fn plans_refuse_a_stored_item_of_another_layout_or_a_reused_version() {
     let same = Expect::Version {
         version: options.version,
         chunk_count: split.chunks.len() as u32,
+        groups: vec![],
         updated: None,
     };
     let err = plan::plan_write(&split, &target(&options), &same, WriteMode::Auto).unwrap_err();

@@ -7,7 +7,7 @@ mod common;
 use common::generate;
 use dynaslice_core::codec::Codec;
 use dynaslice_core::codec::Compression;
-use dynaslice_core::layout::Layout;
+use dynaslice_core::layout::{Layout, parse_chunk_key};
 use dynaslice_core::{
     AttributeValue, CodecChoice, Item, KeySchema, KeyType, MAX_ITEM_BYTES, ReassembleOptions,
     SplitItem, SplitOptions, VersionId, item_size, reassemble, split_item,
@@ -48,9 +48,18 @@ fn options() -> impl Strategy<Value = SplitOptions> {
         prop_oneof![Just(4096usize), 0usize..20_000],
         any::<bool>(),
         any::<u64>(),
+        prop_oneof![Just(409_600usize), 1usize..100_000, Just(usize::MAX)],
     )
         .prop_map(
-            |(compression, layout, chunk_item_bytes, parent_budget, inline, random)| {
+            |(
+                compression,
+                layout,
+                chunk_item_bytes,
+                parent_budget,
+                inline,
+                random,
+                group_bytes,
+            )| {
                 let mut options =
                     SplitOptions::new(schema(), VersionId::new(1_763_683_200_000, random.into()));
                 options.compression = compression;
@@ -58,6 +67,7 @@ fn options() -> impl Strategy<Value = SplitOptions> {
                 options.chunk_item_bytes = chunk_item_bytes;
                 options.parent_budget = parent_budget;
                 options.inline = inline;
+                options.group_bytes = group_bytes;
                 options
             },
         )
@@ -75,13 +85,23 @@ fn check_split(
         item_size(&split.parent) <= MAX_ITEM_BYTES,
         "parent too large"
     );
+    // Every chunk but the last of its frame is full.
+    let last_of_frame = |chunk: &Item| {
+        let key = parse_chunk_key(&options.key, &options.layout, chunk).unwrap();
+        let manifest = split.manifest.as_ref().unwrap();
+        let frame = manifest
+            .frames()
+            .find(|f| f.version == key.version)
+            .unwrap();
+        key.seq + 1 == frame.chunk_count
+    };
     let sizes: Vec<usize> = split.chunks.iter().map(item_size).collect();
     for (i, &size) in sizes.iter().enumerate() {
         prop_assert!(
             size <= options.chunk_item_bytes,
             "chunk {i} is {size} bytes"
         );
-        if i + 1 < sizes.len() {
+        if !last_of_frame(&split.chunks[i]) {
             prop_assert!(
                 size + 64 >= options.chunk_item_bytes,
                 "chunk {i} is {size} bytes, more than 64 under {}",

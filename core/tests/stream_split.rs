@@ -198,6 +198,7 @@ fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
     let replaced = Expect::Version {
         version: VersionId::new(1, 1),
         chunk_count: 2,
+        groups: vec![],
         updated: None,
     };
     let plan = plan_streamed_commit(&split, &target, &replaced).unwrap();
@@ -237,6 +238,7 @@ fn a_streamed_write_commits_aborts_and_cleans_up_by_exact_keys() {
     let reused = Expect::Version {
         version: options.version,
         chunk_count: 1,
+        groups: vec![],
         updated: None,
     };
     assert_eq!(

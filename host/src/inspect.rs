@@ -195,10 +195,13 @@ pub async fn inspect(
     let parent_bytes = item_size(&parent);
     let mut chunks = Vec::new();
     if let Some(manifest) = &plan.manifest {
-        for seq in 0..manifest.chunk_count {
-            let key = chunk_key(&table.key, &table.layout, &parent, manifest.version, seq)
+        let all = manifest
+            .frames()
+            .flat_map(|f| (0..f.chunk_count).map(move |seq| (f, seq)));
+        for (frame, seq) in all {
+            let key = chunk_key(&table.key, &table.layout, &parent, frame.version, seq)
                 .map_err(dynaslice_core::plan::PlanError::from)?;
-            let data_bytes = manifest.chunk_len(seq);
+            let data_bytes = frame.chunk_len(seq);
             let mut chunk = key.clone();
             chunk.insert(CHUNK_DIGEST_ATTRIBUTE.into(), AttributeValue::B(vec![0; 8]));
             chunk.insert(CHUNK_DATA_ATTRIBUTE.into(), AttributeValue::B(Vec::new()));

@@ -220,12 +220,18 @@ pub fn manifest_to_json(manifest: &Manifest) -> Value {
         "version": manifest.version.to_text(),
         "layout": manifest.layout,
         "codec": manifest.codec.name(),
-        "chunks": manifest.chunk_count,
+        "chunks": manifest.total_chunks(),
         "chunkBytes": manifest.chunk_bytes,
-        "storedBytes": manifest.stored_len,
-        "rawBytes": manifest.raw_len,
+        "storedBytes": manifest.total_stored_len(),
+        "rawBytes": manifest.total_raw_len(),
         "inline": manifest.inline.is_some(),
-        "spilled": manifest.spilled,
+        "spilled": manifest.all_spilled(),
+        "groups": manifest.groups.iter().map(|g| json!({
+            "id": g.version.to_text(),
+            "chunks": g.chunk_count,
+            "storedBytes": g.stored_len,
+            "spilled": g.spilled,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -265,6 +271,7 @@ impl OutcomeJson for crate::UpdateOutcome {
             "reason": reason,
             "applied": self.applied,
             "writeUnits": self.plan.write_units,
+            "reused": self.plan.carried.iter().flat_map(|g| g.spilled.clone()).collect::<Vec<_>>(),
             "put": self.put.as_ref().map(|p| p.to_json(key)),
             "consumedWriteUnits": self.consumed.write,
             "consumedReadUnits": self.consumed.read,

@@ -66,7 +66,15 @@ pub async fn preview(
     };
     // The manifest only: the chunks a preview reads are chosen below.
     let manifest = match target.read_manifest(&parent)? {
-        Some(m) if m.inline.is_none() => m,
+        // Of an item in groups, the largest frame: a large attribute's own.
+        Some(m) if m.inline.is_none() => m
+            .frames()
+            .max_by_key(|f| f.raw_len)
+            .map(|f| Manifest {
+                groups: Vec::new(),
+                ..f.clone()
+            })
+            .unwrap_or(m),
         manifest => {
             // Plain or inline: small, read whole.
             let options = ReassembleOptions::new(&table.key, &table.layout);

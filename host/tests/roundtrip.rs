@@ -70,6 +70,7 @@ async fn round_trip(
         Some(m)
             if outcome.mode == WriteKind::Batch
                 && m.inline.is_none()
+                && m.groups.is_empty()
                 && streams.contains(&m.codec) =>
         {
             m.raw_len
@@ -87,15 +88,15 @@ async fn round_trip(
     let spilled = outcome
         .manifest
         .as_ref()
-        .map_or(&[][..], |m| &m.spilled[..]);
+        .map_or(Vec::new(), |m| m.all_spilled());
     assert!(
-        same_item(&fetched.item, item, spilled),
+        same_item(&fetched.item, item, &spilled),
         "item of {} bytes read back different",
         item_size(item)
     );
     assert_eq!(
-        fetched.chunks_read as u32,
-        outcome.manifest.as_ref().map_or(0, |m| m.chunk_count)
+        fetched.chunks_read as u64,
+        outcome.manifest.as_ref().map_or(0, |m| m.total_chunks())
     );
     outcome
 }

@@ -38,8 +38,29 @@ fn claimed(key: Item, chunk_count: u32, chunk_bytes: u32, raw_len: u64) -> Item 
         spilled: vec!["body".into()],
         inline: None,
         updated: None,
+        groups: Vec::new(),
     };
     let mut parent = key;
+    parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
+    parent
+}
+
+/// A parent whose manifest has the most groups a manifest may list, each
+/// claiming 60,000 chunks of 1 KB: every frame within the format's
+/// bounds, 3,840,001 chunk keys in all.
+fn claimed_groups(key: Item) -> Item {
+    let mut parent = claimed(key, 1, 1024, 1);
+    let mut manifest = Manifest::from_value(&parent[MANIFEST_ATTRIBUTE]).unwrap();
+    manifest.groups = (1..=dynaslice_core::manifest::MAX_GROUPS as u32)
+        .map(|n| Manifest {
+            version: manifest.version.offset(n),
+            chunk_count: 60_000,
+            stored_len: 59_999 * 1024 + 1,
+            raw_len: 60_000 * 1024,
+            spilled: vec![format!("part{n}")],
+            ..manifest.clone()
+        })
+        .collect();
     parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
     parent
 }
@@ -66,6 +87,10 @@ async fn planted_manifests_are_refused_before_their_claims_are_built() {
         (
             "huge",
             claimed(key(LayoutKind::ChunkTable, "huge"), 1, 1024, 1 << 60),
+        ),
+        (
+            "groups",
+            claimed_groups(key(LayoutKind::ChunkTable, "groups")),
         ),
     ];
     for (name, parent) in cases {
@@ -98,7 +123,8 @@ async fn planted_manifests_are_refused_before_their_claims_are_built() {
             assert_eq!(rm.chunks_deleted + rm.chunks_left, 1);
             continue;
         }
-        // 999,999 chunk keys: refused before one is built.
+        // 999,999 chunk keys, or 3,840,001 in groups: refused before one
+        // is built.
         let inspect = dynaslice_host::inspect(&client, &table, &key)
             .await
             .expect_err("inspect refuses");
@@ -108,7 +134,12 @@ async fn planted_manifests_are_refused_before_their_claims_are_built() {
         let elapsed = started.elapsed();
         for error in [&inspect, &rm] {
             assert_eq!(error.code(), "DECOMPRESS_LIMIT", "{name}: {error}");
-            assert!(error.to_string().contains("999999 chunks"), "{error}");
+            let claim = if name == "groups" {
+                "3840001 chunks"
+            } else {
+                "999999 chunks"
+            };
+            assert!(error.to_string().contains(claim), "{error}");
         }
         println!("planted {name}: get, preview, inspect and rm refused in {elapsed:?} total");
         // rm refused: the parent is still there.
@@ -219,7 +250,7 @@ async fn gc_keeps_the_chunks_of_a_manifest_it_cannot_read() {
         };
         if damage == "f" {
             // Written by a newer format version.
-            manifest.insert("f".into(), AttributeValue::N("2".into()));
+            manifest.insert("f".into(), AttributeValue::N("3".into()));
         } else {
             manifest.remove("h");
         }

@@ -81,8 +81,12 @@ async fn a_parent_attribute_of_a_10_mb_item_costs_a_few_units_and_touches_no_chu
     let put = dynaslice_host::put(&client, &table, &item, &plain(), &())
         .await
         .unwrap();
+    let manifest = put.manifest.clone().unwrap();
     let chunks = chunk_keys(&client, &table).await;
-    assert_eq!(chunks.len(), put.manifest.unwrap().chunk_count as usize);
+    assert_eq!(chunks.len() as u64, manifest.total_chunks());
+    // The body is a group of its own; the metadata share the other frame.
+    assert_eq!(manifest.groups.len(), 1);
+    assert_eq!(manifest.groups[0].spilled, ["body"]);
 
     let outcome = dynaslice_host::update(
         &client,
@@ -111,8 +115,14 @@ async fn a_parent_attribute_of_a_10_mb_item_costs_a_few_units_and_touches_no_chu
     expected.insert("status".into(), s("published"));
     assert_eq!(read(&client, &table, &key).await, Some(expected.clone()));
 
-    // A spilled attribute: the item is written again, whole, as a new
-    // version, and the old version's chunks are gone.
+    // A spilled attribute of the metadata group: a new version that
+    // rewrites that group's chunks only and reuses the body's.
+    let body_chunks: Vec<Item> = chunks
+        .iter()
+        .filter(|k| format!("{k:?}").contains(&manifest.groups[0].version.to_text()))
+        .cloned()
+        .collect();
+    assert_eq!(body_chunks.len(), manifest.groups[0].chunk_count as usize);
     let outcome = dynaslice_host::update(
         &client,
         &table,
@@ -129,19 +139,61 @@ async fn a_parent_attribute_of_a_10_mb_item_costs_a_few_units_and_touches_no_chu
             name: "meta3".into()
         })
     );
-    let rewrite = outcome.put.expect("a rewrite");
-    // The new version's chunks and the old ones' deletes, both about 10 MB.
-    assert!(
-        outcome.consumed.write > 2.0 * 10_240.0,
-        "{}",
-        outcome.consumed.write
-    );
-    assert!(outcome.consumed.write >= rewrite.consumed_write_units);
+    let group = outcome.put.expect("a rewrite");
     expected.insert("meta3".into(), s("changed"));
-    assert_eq!(read(&client, &table, &key).await, Some(expected));
+    assert_eq!(read(&client, &table, &key).await, Some(expected.clone()));
     let after = chunk_keys(&client, &table).await;
-    assert_eq!(after.len(), chunks.len());
-    assert!(after.iter().all(|k| !chunks.contains(k)), "only new chunks");
+    assert!(
+        body_chunks.iter().all(|k| after.contains(k)),
+        "the body's chunks are reused"
+    );
+    assert_eq!(after.len(), chunks.len(), "the metadata's chunks replaced");
+    assert!(
+        after.iter().any(|k| !chunks.contains(k)),
+        "new metadata chunks"
+    );
+
+    // The same change as a full rewrite (as `--rewrite` asks): every frame
+    // written again, and the replaced ones deleted.
+    let full = dynaslice_host::update(
+        &client,
+        &table,
+        &key,
+        set("meta3", s("changed again")),
+        &UpdateOptions {
+            rewrite: true,
+            ..options()
+        },
+        &(),
+    )
+    .await
+    .unwrap();
+    println!(
+        "update of one spilled attribute of a 10 MB item: {} write units consumed (its group \
+         rewritten, {} planned) against {} for a full rewrite ({} planned): {:.0}x fewer",
+        outcome.consumed.write,
+        outcome.plan.write_units,
+        full.consumed.write,
+        full.plan.write_units,
+        full.consumed.write / outcome.consumed.write
+    );
+    assert!(outcome.consumed.write >= group.consumed_write_units);
+    // The group: about 20 KB written and 20 KB deleted; a full rewrite:
+    // about 10 MB of each.
+    assert!(outcome.consumed.write < 100.0, "{}", outcome.consumed.write);
+    assert!(
+        full.consumed.write > 2.0 * 10_240.0,
+        "{}",
+        full.consumed.write
+    );
+    expected.insert("meta3".into(), s("changed again"));
+    assert_eq!(read(&client, &table, &key).await, Some(expected));
+    let rewritten = chunk_keys(&client, &table).await;
+    assert!(
+        rewritten.iter().all(|k| !after.contains(k)),
+        "a full rewrite writes only new chunks"
+    );
+    assert_eq!(rewritten.len(), chunks.len());
 }
 
 #[tokio::test(flavor = "multi_thread")]

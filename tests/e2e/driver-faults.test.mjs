@@ -233,8 +233,10 @@ describe('driver under faults', () => {
     const check = async (where, text, Key, TableName) => {
       const m = CHUNK.exec(text);
       const { Item } = await direct.send(new GetItemCommand({ TableName, Key: Key(unescape(m[1])), ConsistentRead: true }));
+      // Its own frame, or a group's (format 2, `g`).
       const ds = Item?._ds?.M;
-      if (!ds || ds.v.S !== m[2] || Number(m[3]) >= Number(ds.n.N)) orphans.push(`${where} ${text}`);
+      const frame = (ds ? [ds, ...(ds.g?.L ?? []).map((g) => g.M)] : []).find((f) => f.v.S === m[2]);
+      if (!frame || Number(m[3]) >= Number(frame.n.N)) orphans.push(`${where} ${text}`);
     };
     const chunks = await scan('docs_chunks');
     for (const c of chunks) await check('docs_chunks', c.pk.S, (pk) => ({ pk: { S: pk } }), 'docs');

@@ -187,7 +187,9 @@ function assertSameItem(actual, expected, { format = 'plain', spilled = [] } = {
 }
 
 /** The names of the attributes a stored parent spilled into chunks. */
-const spilledBy = (parent) => parent?._ds?.M?.a?.SS ?? [];
+/** A stored manifest's frames (docs/FORMAT.md §5): its own, then its groups' (`g`, format 2). */
+const framesOf = (ds) => (ds ? [ds, ...(ds.g?.L ?? []).map((g) => g.M)] : []);
+const spilledBy = (parent) => framesOf(parent?._ds?.M).flatMap((f) => f.a?.SS ?? []);
 
 /** A client that records the commands it sends (the real server answers them). */
 function recordingClient() {
@@ -288,10 +290,10 @@ async function storedParent(layout, pk, sk) {
 async function assertOnlyCurrentChunks(layout, pk, sk) {
   const parent = await storedParent(layout, pk, sk);
   const chunks = await storedChunks(layout, pk, sk);
-  const manifest = parent?._ds?.M;
-  const n = manifest ? Number(manifest.n.N) : 0;
-  const expected = Array.from({ length: n }, (_, seq) => ({ version: manifest.v.S, seq }));
-  chunks.sort((a, b) => a.seq - b.seq);
+  const expected = framesOf(parent?._ds?.M).flatMap((f) => Array.from({ length: Number(f.n.N) }, (_, seq) => ({ version: f.v.S, seq })));
+  const order = (a, b) => a.version.localeCompare(b.version) || a.seq - b.seq;
+  chunks.sort(order);
+  expected.sort(order);
   assert.deepStrictEqual(chunks, expected, 'stored chunks are exactly those of the current version');
   return parent;
 }
@@ -350,7 +352,7 @@ describe('dynaslice/dynamodb against DynamoDB Local', () => {
       const ds = parent._ds?.M;
       t.diagnostic(
         `mode ${modeOf(sent)}; ` +
-          (ds ? `spilled ${ds.r.N} bytes, codec ${ds.c.S}, stored ${ds.s.N} bytes, ${ds.n.N} chunks` : 'not split'),
+          (ds ? `spilled ${ds.r.N} bytes, codec ${ds.c.S}, stored ${ds.s.N} bytes, ${ds.n.N} chunks (${framesOf(ds).length} frames)` : 'not split'),
       );
       if (mode) assert.equal(modeOf(sent), mode);
       else assert.ok(!modeOf(sent).startsWith('unclear'), modeOf(sent));
@@ -513,7 +515,8 @@ describe('dynaslice/dynamodb against DynamoDB Local', () => {
     // Which version it replaced is unknown: its chunks are left to gc, the new ones stay.
     const scanned = await storedChunks(APP, key.pk, key.sk);
     const parent = await storedParent(APP, key.pk, key.sk);
-    assert.ok(scanned.length > Number(parent._ds.M.n.N), 'the replaced version\'s chunks wait for gc');
+    const current = framesOf(parent._ds.M).reduce((n, f) => n + Number(f.n.N), 0);
+    assert.ok(scanned.length > current, 'the replaced version\'s chunks wait for gc');
     await gc(client, { ...APP, graceMs: 0 });
     await assertOnlyCurrentChunks(APP, key.pk, key.sk);
     assertSameItem((await getItem(client, toDynamo(key), table)).item, item, { format: 'dynamodb', spilled: spilledBy(parent) });
@@ -571,15 +574,15 @@ describe('dynaslice/dynamodb against DynamoDB Local', () => {
     for (const { pk: { S: text } } of await scanAll({ TableName: 'docs_chunks', ProjectionExpression: 'pk' })) {
       const m = CHUNK_KEY.exec(text);
       const parent = m && (await storedParent(DOCS, m[1].replace(/\\(.)/g, '$1')));
-      const ds = parent?._ds?.M;
-      if (!ds || ds.v.S !== m[2] || Number(m[3]) >= Number(ds.n.N)) orphans.push(`docs_chunks ${text}`);
+      const frame = framesOf(parent?._ds?.M).find((f) => f.v.S === m[2]);
+      if (!frame || Number(m[3]) >= Number(frame.n.N)) orphans.push(`docs_chunks ${text}`);
     }
     for (const { pk, sk } of await scanAll({ TableName: 'app', ProjectionExpression: 'pk, sk' })) {
       const m = CHUNK_KEY.exec(sk.S);
       if (!m) continue; // a parent: no test parent's sort key looks like a chunk's
       const parent = await storedParent(APP, pk.S, m[1].replace(/\\(.)/g, '$1'));
-      const ds = parent?._ds?.M;
-      if (!ds || ds.v.S !== m[2] || Number(m[3]) >= Number(ds.n.N)) orphans.push(`app ${pk.S} ${sk.S}`);
+      const frame = framesOf(parent?._ds?.M).find((f) => f.v.S === m[2]);
+      if (!frame || Number(m[3]) >= Number(frame.n.N)) orphans.push(`app ${pk.S} ${sk.S}`);
     }
     assert.deepStrictEqual(orphans, []);
   });

@@ -304,7 +304,9 @@ function keyText(key, options) {
  * `remove` their names. Attributes on the parent change with one
  * UpdateItem conditional on the stored version, no chunk touched; a change
  * to the payload, to the TTL of an item with chunks, or one that no longer
- * fits the parent rewrites the item as a new version. A concurrent
+ * fits the parent rewrites the item as a new version, reusing the chunks of
+ * every group (a large attribute stored as a frame of its own) it does not
+ * change (`reused` names their attributes). A concurrent
  * overwrite makes this throw CONFLICT and leaves the other writer's item
  * whole. With `dryRun`, only the plan and its cost are returned.
  */
@@ -320,8 +322,8 @@ export async function updateItem(client, key, changes, options) {
   await init();
   const tableOptions = await withTableKeys(client, options);
   const machine = boundApi().machines.update(keyOf(key, options), set, remove, tableOptions);
-  const { path, reason, applied, writeUnits, put, consumed } = await finish(machine, client, signal, progress);
-  return { path, reason, applied, writeUnits, put: put && putResult(put), consumed };
+  const { path, reason, applied, writeUnits, reused, put, consumed } = await finish(machine, client, signal, progress);
+  return { path, reason, applied, writeUnits, reused, put: put && putResult(put), consumed };
 }
 
 /**

@@ -10,6 +10,7 @@ use crate::layout::chunk_key;
 use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE};
 use crate::size::item_size;
 use crate::value::{AttributeValue, Item};
+use crate::version::VersionId;
 use crate::write::split::SplitItem;
 
 /// Write capacity units of one split item, in batch mode and in atomic
@@ -73,6 +74,19 @@ pub fn replace_write_units(
     ttl: Option<&str>,
     transactional: bool,
 ) -> Result<u64, PlanError> {
+    replace_write_units_sparing(stored, new_parent, target, ttl, transactional, &[])
+}
+
+/// [`replace_write_units`] for a new version that reuses the frames
+/// `spared` (groups an update carries): their chunks are not deleted.
+pub(crate) fn replace_write_units_sparing(
+    stored: Option<&Item>,
+    new_parent: usize,
+    target: &Target<'_>,
+    ttl: Option<&str>,
+    transactional: bool,
+    spared: &[VersionId],
+) -> Result<u64, PlanError> {
     let Some(stored) = stored else {
         return Ok(0);
     };
@@ -80,7 +94,7 @@ pub fn replace_write_units(
     let parent = write_units(old_parent.max(new_parent), transactional)
         - write_units(new_parent, transactional);
     let manifest = match target.read_manifest(stored) {
-        Ok(Some(manifest)) if manifest.chunk_count > 0 => manifest,
+        Ok(Some(manifest)) if manifest.total_chunks() > 0 => manifest,
         Ok(_) | Err(PlanError::OverLimit { .. } | PlanError::TooManyChunks { .. }) => {
             return Ok(parent);
         }
@@ -96,8 +110,12 @@ pub fn replace_write_units(
         empty.insert(name.into(), value.clone());
     }
     let overhead = item_size(&empty) as u64;
-    let cleanup: u64 = (0..manifest.chunk_count)
-        .map(|seq| write_units((overhead + manifest.chunk_len(seq)) as usize, false))
+    // Every frame's chunks: a group's id is as long as a version's.
+    let cleanup: u64 = manifest
+        .frames()
+        .filter(|f| !spared.contains(&f.version))
+        .flat_map(|f| (0..f.chunk_count).map(move |seq| f.chunk_len(seq)))
+        .map(|len| write_units((overhead + len) as usize, false))
         .sum();
     Ok(parent + cleanup)
 }

@@ -4,7 +4,7 @@ use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use super::ops::{BatchWrite, Delete};
-use super::write::{Expect, chunk_deletes};
+use super::write::{Expect, frame_deletes};
 use super::{PlanError, Target};
 use crate::value::Item;
 
@@ -24,10 +24,11 @@ pub fn plan_delete(stored: &Item, target: &Target<'_>) -> Result<DeletePlan, Pla
     // Refuses a damaged manifest, or one beyond the target's limit, before
     // a key is built for any chunk it claims.
     let (expect, chunks) = match target.read_manifest(stored)? {
-        Some(m) => (
-            Expect::of(&m),
-            chunk_deletes(target, stored, m.version, m.chunk_count)?,
-        ),
+        Some(m) => {
+            let expect = Expect::of(&m);
+            let chunks = frame_deletes(target, stored, expect.frames(), None)?;
+            (expect, chunks)
+        }
         None => (Expect::Plain, Vec::new()),
     };
     Ok(DeletePlan {

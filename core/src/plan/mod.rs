@@ -101,15 +101,16 @@ impl<'a> Target<'a> {
 impl Target<'_> {
     /// Checks a stored manifest is within this target's limits.
     pub(crate) fn check_limits(&self, manifest: &Manifest) -> Result<(), PlanError> {
-        if manifest.raw_len > self.max_raw_bytes {
+        if manifest.total_raw_len() > self.max_raw_bytes {
             return Err(PlanError::OverLimit {
-                raw_len: manifest.raw_len,
+                raw_len: manifest.total_raw_len(),
                 limit: self.max_raw_bytes,
             });
         }
-        if manifest.chunk_count > self.max_chunks {
+        let chunks = manifest.total_chunks();
+        if chunks > u64::from(self.max_chunks) {
             return Err(PlanError::TooManyChunks {
-                chunk_count: manifest.chunk_count,
+                chunk_count: u32::try_from(chunks).unwrap_or(u32::MAX),
                 limit: self.max_chunks,
             });
         }
@@ -118,7 +119,7 @@ impl Target<'_> {
 
     /// Checks a stored manifest's chunks live where this target says.
     fn check_layout(&self, manifest: &Manifest) -> Result<(), PlanError> {
-        if manifest.chunk_count > 0 && manifest.layout != self.layout.name() {
+        if manifest.total_chunks() > 0 && manifest.layout != self.layout.name() {
             return Err(PlanError::LayoutMismatch {
                 stored: manifest.layout.clone(),
             });

@@ -6,9 +6,9 @@
 use alloc::vec::Vec;
 
 use super::ops::{BatchWrite, Put};
-use super::write::{Expect, chunk_deletes, overwrite_put};
+use super::write::{Expect, frame_deletes, overwrite_put};
 use super::{PlanError, Target};
-use crate::manifest::stored_version;
+use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, stored_version};
 use crate::value::Item;
 use crate::version::VersionId;
 use crate::write::split::SplitItem;
@@ -39,7 +39,7 @@ impl Commit {
 /// What a caller requires of the stored item before a write replaces it
 /// (`--if-absent`, `--if-version`; the driver's `expect`). A write with a
 /// precondition commits with [`Commit::IfExpected`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Precondition {
     /// No item with the key is stored.
     Absent,
@@ -103,12 +103,7 @@ pub fn plan_replaced(old: Option<&Item>, new: &Item, target: &Target<'_>) -> Rep
         Ok(expect) => expect,
         Err(error) => return unknown(error),
     };
-    let Expect::Version {
-        version,
-        chunk_count,
-        ..
-    } = expect
-    else {
+    let Expect::Version { version, .. } = expect else {
         return Replaced {
             version: None,
             cleanup: Vec::new(),
@@ -125,7 +120,10 @@ pub fn plan_replaced(old: Option<&Item>, new: &Item, target: &Target<'_>) -> Rep
     let over_limit = old
         .and_then(|p| target.read_manifest(p).err())
         .filter(|e| matches!(e, PlanError::OverLimit { .. }));
-    match chunk_deletes(target, new, version, chunk_count) {
+    let new_manifest = new
+        .get(MANIFEST_ATTRIBUTE)
+        .and_then(|v| Manifest::from_value(v).ok());
+    match frame_deletes(target, new, expect.frames(), new_manifest.as_ref()) {
         Ok(cleanup) => Replaced {
             version: Some(version),
             cleanup,

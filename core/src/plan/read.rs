@@ -77,9 +77,12 @@ pub fn plan_read(
     };
     let mut batches: Vec<BatchGet> = Vec::new();
     let mut half_units = 0;
-    for seq in 0..manifest.chunk_count {
-        let key = chunk_key(target.key, target.layout, parent, manifest.version, seq)?;
-        let size = chunk_size(&key, manifest.chunk_len(seq) as usize);
+    let chunks = manifest
+        .frames()
+        .flat_map(|f| (0..f.chunk_count).map(move |seq| (f, seq)));
+    for (frame, seq) in chunks {
+        let key = chunk_key(target.key, target.layout, parent, frame.version, seq)?;
+        let size = chunk_size(&key, frame.chunk_len(seq) as usize);
         half_units += read_half_units(size, consistency);
         let fits = batches.last().is_some_and(|b| {
             b.keys.len() < MAX_BATCH_GET_KEYS && b.expected_bytes + size <= MAX_BATCH_GET_BYTES

@@ -11,10 +11,11 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::{Expect, PlanError, Update, replace_write_units};
+use super::cost::replace_write_units_sparing;
+use super::{Expect, PlanError, Update};
 use crate::capacity::write_units;
 use crate::code::Code;
-use crate::manifest::{MANIFEST_ATTRIBUTE, UPDATED_FIELD, reserved_attribute};
+use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, UPDATED_FIELD, reserved_attribute};
 use crate::size::item_size;
 use crate::table::Table;
 use crate::validate::{ValidateOptions, Violation, validate_item};
@@ -228,6 +229,11 @@ pub struct UpdatePlan {
     /// from the stored sizes (as many chunks again, and the replaced
     /// ones' deletes), known exactly once the new version is split.
     pub write_units: u64,
+    /// The frames a rewrite reuses: the stored version's chunked frames
+    /// (its own and its groups') holding no attribute the update changes,
+    /// each as a group. Their chunks are neither read, written nor
+    /// deleted; the new version's manifest lists them as its groups.
+    pub carried: Vec<Manifest>,
 }
 
 impl UpdatePlan {
@@ -269,22 +275,48 @@ pub fn plan_update(
         fields.insert(UPDATED_FIELD.into(), AttributeValue::S(update.to_text()));
     }
     let size = item_size(&after);
-    let rewrite_as = |why| {
-        let cleanup = replace_write_units(stored, before, &target, table.ttl.as_deref(), false)?;
+    let rewrite_as = |why: Rewrite| {
+        // A rewrite that re-spills the item (asked for, or a TTL every
+        // chunk carries) writes every frame again; any other reuses the
+        // groups it does not change.
+        let ttl_changes = table.ttl.as_ref().is_some_and(|ttl| changes.touches(ttl));
+        let carried: Vec<Manifest> = match (&why, &manifest) {
+            (Rewrite::Requested | Rewrite::Ttl { .. }, _) | (_, None) => Vec::new(),
+            // Chunks carry the TTL: a new value reaches only new chunks.
+            _ if ttl_changes => Vec::new(),
+            (_, Some(m)) => m
+                .frames()
+                .filter(|f| f.inline.is_none() && !f.spilled.is_empty())
+                .filter(|f| !changes.names().any(|n| f.spilled.iter().any(|s| s == n)))
+                .map(|f| Manifest {
+                    inline: None,
+                    updated: None,
+                    groups: Vec::new(),
+                    ..f.clone()
+                })
+                .collect(),
+        };
+        let spared: Vec<VersionId> = carried.iter().map(|g| g.version).collect();
+        let cleanup = replace_write_units_sparing(
+            stored,
+            before,
+            &target,
+            table.ttl.as_deref(),
+            false,
+            &spared,
+        )?;
         Ok(UpdatePlan {
             steps: UpdateSteps::Rewrite(why),
-            expect,
+            expect: expect.clone(),
             write_units: write_units(size.max(before), false) + 2 * cleanup,
+            carried,
         })
     };
     if rewrite {
         return rewrite_as(Rewrite::Requested);
     }
     if let Some(manifest) = &manifest {
-        if let Some(name) = changes
-            .names()
-            .find(|n| manifest.spilled.iter().any(|s| s == n))
-        {
+        if let Some(name) = changes.names().find(|n| manifest.spills(n)) {
             return rewrite_as(Rewrite::Spilled { name: name.into() });
         }
         if let Some(ttl) = &table.ttl
@@ -307,6 +339,7 @@ pub fn plan_update(
         steps: UpdateSteps::Parent(update),
         expect,
         write_units: write_units(size.max(before), false),
+        carried: Vec::new(),
     })
 }
 

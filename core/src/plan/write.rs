@@ -8,7 +8,7 @@ use super::overwrite::Commit;
 use super::{PlanError, Target};
 use crate::capacity::write_units;
 use crate::key::KeySchema;
-use crate::layout::chunk_key;
+use crate::layout::{chunk_key, parse_chunk_key};
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, UPDATED_FIELD};
 use crate::size::item_size;
 use crate::value::{AttributeValue, Item};
@@ -16,7 +16,7 @@ use crate::version::VersionId;
 use crate::write::split::SplitItem;
 
 /// What the write expects to replace; the commit is conditional on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Expect {
     /// No item with this key exists.
     Absent,
@@ -28,6 +28,8 @@ pub enum Expect {
         version: VersionId,
         /// Its chunk count.
         chunk_count: u32,
+        /// Its groups' ids and chunk counts ([`Manifest::groups`]).
+        groups: Vec<(VersionId, u32)>,
         /// Its last in-place update ([`Manifest::updated`]).
         updated: Option<VersionId>,
     },
@@ -60,21 +62,24 @@ impl Expect {
             return Ok(Self::Plain);
         };
         let manifest = Manifest::from_value(value)?;
-        let mut chunk_count = manifest.chunk_count;
+        let mut expect = Self::of(&manifest);
         if let Some(target) = target {
             target.check_layout(&manifest)?;
             // Beyond the writer's limit: the write still replaces it, but
             // leaves its chunks to `gc` (which reads only chunks that exist)
             // instead of building a key for each chunk the manifest claims.
-            if target.check_limits(&manifest).is_err() {
-                chunk_count = 0;
+            if target.check_limits(&manifest).is_err()
+                && let Self::Version {
+                    chunk_count,
+                    groups,
+                    ..
+                } = &mut expect
+            {
+                *chunk_count = 0;
+                groups.clear();
             }
         }
-        Ok(Self::Version {
-            version: manifest.version,
-            chunk_count,
-            updated: manifest.updated,
-        })
+        Ok(expect)
     }
 
     /// What to expect of a stored parent with `manifest`.
@@ -82,7 +87,28 @@ impl Expect {
         Self::Version {
             version: manifest.version,
             chunk_count: manifest.chunk_count,
+            groups: manifest
+                .groups
+                .iter()
+                .map(|g| (g.version, g.chunk_count))
+                .collect(),
             updated: manifest.updated,
+        }
+    }
+
+    /// The frames of the stored version (its own, then its groups'), as
+    /// ids and chunk counts; none for anything but a virtual item.
+    pub fn frames(&self) -> Vec<(VersionId, u32)> {
+        match self {
+            Self::Version {
+                version,
+                chunk_count,
+                groups,
+                ..
+            } => core::iter::once((*version, *chunk_count))
+                .chain(groups.iter().copied())
+                .collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -325,7 +351,6 @@ pub fn plan_write_as(
     commit_as: Commit,
 ) -> Result<WritePlan, PlanError> {
     let commit = commit_put(split, target, expect);
-    let new_version = split.manifest.as_ref().map(|m| m.version);
     let cleanup = replaced_chunks(split, target, expect)?;
     if split.chunks.is_empty() {
         return Ok(match commit_as {
@@ -365,10 +390,7 @@ pub fn plan_write_as(
                 .chunks
                 .iter()
                 .map(|c| (target.chunk_table.to_string(), WriteRequest::Put(c.clone())));
-            let abort = match new_version {
-                Some(v) => chunk_deletes(target, &split.parent, v, split.chunks.len() as u32)?,
-                None => Vec::new(),
-            };
+            let abort = written_chunk_deletes(target, split)?;
             WriteSteps::Batch {
                 chunks: pack_batch_writes(puts),
                 overwrite: commit_as.overwrite(split, target),
@@ -387,18 +409,18 @@ fn replaced_chunks(
     target: &Target<'_>,
     expect: &Expect,
 ) -> Result<Vec<BatchWrite>, PlanError> {
-    let Expect::Version {
-        version,
-        chunk_count,
-        ..
-    } = expect
-    else {
+    let Expect::Version { version, .. } = expect else {
         return Ok(Vec::new());
     };
     if split.manifest.as_ref().map(|m| m.version) == Some(*version) {
         return Err(PlanError::VersionReused);
     }
-    chunk_deletes(target, &split.parent, *version, *chunk_count)
+    frame_deletes(
+        target,
+        &split.parent,
+        expect.frames(),
+        split.manifest.as_ref(),
+    )
 }
 
 /// Plans the rest of a streamed write ([`crate::StreamSplit`]), whose chunks
@@ -426,6 +448,7 @@ pub fn plan_streamed_commit_as(
         Some(m) => chunk_deletes(target, &split.parent, m.version, m.chunk_count)?,
         None => Vec::new(),
     };
+    // (A streamed write has one frame, its own: nothing of another's.)
     Ok(WritePlan {
         steps: WriteSteps::Batch {
             chunks: Vec::new(),
@@ -455,6 +478,61 @@ pub(super) fn overwrite_put(split: &SplitItem, target: &Target<'_>) -> Put {
         condition: None,
         return_old: true,
     }
+}
+
+/// Batches deleting the chunks of `frames` (ids and chunk counts) of the
+/// item keyed by `parent`, but for the frames `kept_by` (a new version's
+/// manifest) still holds: the groups an update reuses.
+pub(super) fn frame_deletes(
+    target: &Target<'_>,
+    parent: &Item,
+    frames: Vec<(VersionId, u32)>,
+    kept_by: Option<&Manifest>,
+) -> Result<Vec<BatchWrite>, PlanError> {
+    let reused = |id: VersionId| kept_by.is_some_and(|m| m.frames().any(|f| f.version == id));
+    let keys = frames
+        .into_iter()
+        .filter(|&(id, _)| !reused(id))
+        .flat_map(|(id, count)| (0..count).map(move |seq| (id, seq)))
+        .map(|(id, seq)| chunk_key(target.key, target.layout, parent, id, seq))
+        .map(|key| Ok((target.chunk_table.to_string(), WriteRequest::Delete(key?))))
+        .collect::<Result<Vec<_>, PlanError>>()?;
+    Ok(pack_batch_writes(keys))
+}
+
+/// Batches deleting the chunks `split` writes of its own frames, by their
+/// exact keys: not the groups it reuses (it writes none of theirs), nor a
+/// version record beside them (another writer may write the same one).
+fn written_chunk_deletes(
+    target: &Target<'_>,
+    split: &SplitItem,
+) -> Result<Vec<BatchWrite>, PlanError> {
+    let Some(manifest) = &split.manifest else {
+        return Ok(Vec::new());
+    };
+    let keys = split
+        .chunks
+        .iter()
+        .map(|chunk| parse_chunk_key(target.key, target.layout, chunk))
+        .filter(|parsed| match parsed {
+            Ok(p) => manifest
+                .frames()
+                .any(|f| f.version == p.version && p.seq < f.chunk_count),
+            Err(_) => true,
+        })
+        .map(|parsed| {
+            let parsed = parsed?;
+            chunk_key(
+                target.key,
+                target.layout,
+                &split.parent,
+                parsed.version,
+                parsed.seq,
+            )
+        })
+        .map(|key| Ok((target.chunk_table.to_string(), WriteRequest::Delete(key?))))
+        .collect::<Result<Vec<_>, PlanError>>()?;
+    Ok(pack_batch_writes(keys))
 }
 
 /// Batches deleting chunks `0..count` of `version` of the item keyed by `parent`.

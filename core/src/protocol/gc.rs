@@ -34,7 +34,7 @@ use super::request::{Answer, Request, RequestId, Response};
 use super::{Env, Machine, Step};
 use crate::history::{History, HistoryError};
 use crate::layout::{Layout, canonical_key, parse_chunk_key};
-use crate::manifest::{CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, ManifestError, stored_version};
+use crate::manifest::{CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, ManifestError};
 use crate::plan::{BatchGet, MAX_BATCH_GET_KEYS, Scan, WriteRequest, pack_batch_writes};
 use crate::table::Table;
 use crate::value::Item;
@@ -133,8 +133,9 @@ impl GcReport {
 enum Referenced {
     /// No chunks: no parent, or an item stored whole.
     Nothing,
-    /// The chunks of this version, and of the versions its history lists.
-    Version(VersionId, Option<History>),
+    /// The chunks of this version's frames (its own id, then its
+    /// groups'), and of the versions its history lists.
+    Version(Vec<VersionId>, Option<History>),
     /// Unknown: its manifest cannot be read, so none of its chunks may go.
     Unknown,
 }
@@ -334,7 +335,12 @@ impl GcMachine {
                 continue;
             };
             let parent = &mut self.page[at];
-            let read = stored_version(&stored).and_then(|version| {
+            let frames = stored
+                .get(MANIFEST_ATTRIBUTE)
+                .map(Manifest::from_value)
+                .transpose()
+                .map(|m| m.map(|m| m.frames().map(|f| f.version).collect::<Vec<_>>()));
+            let read = frames.and_then(|version| {
                 let history = History::of_parent(&stored).map_err(|e| match e {
                     HistoryError::Manifest(e) => e,
                     _ => ManifestError::InvalidField { field: "y" },
@@ -367,9 +373,9 @@ impl GcMachine {
                 let kept = |history: &Option<History>| {
                     history
                         .as_ref()
-                        .is_some_and(|h| h.find(version, now_ms).is_some())
+                        .is_some_and(|h| h.kept(now_ms).any(|e| e.holds(version)))
                 };
-                if matches!(&parent.referenced, Referenced::Version(v, _) if *v == version) {
+                if matches!(&parent.referenced, Referenced::Version(v, _) if v.contains(&version)) {
                     self.report.referenced += count;
                 } else if matches!(&parent.referenced, Referenced::Version(_, h) if kept(h)) {
                     self.report.kept += count;

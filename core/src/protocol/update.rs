@@ -203,7 +203,7 @@ impl UpdateMachine {
             update,
             self.options.rewrite,
         )?;
-        let (steps, expect) = (plan.steps.clone(), plan.expect);
+        let (steps, expect) = (plan.steps.clone(), plan.expect.clone());
         self.plan = Some(plan);
         // Nothing to rewrite: no item, and no change to create one with.
         let nothing = self.changes.set.is_empty() && self.changes.remove.is_empty();
@@ -223,14 +223,11 @@ impl UpdateMachine {
             UpdateSteps::Rewrite(_) => match stored {
                 Some(parent) if parent.contains_key(crate::manifest::MANIFEST_ATTRIBUTE) => {
                     let env = self.env();
-                    let read = ReadMachine::new(
-                        &self.key,
-                        self.table.clone(),
-                        Sink::Item,
-                        self.options.get.clone(),
-                        None,
-                        env,
-                    );
+                    // The frames it reuses are not read.
+                    let mut get = self.options.get.clone();
+                    get.skip_frames = self.carried().iter().map(|g| g.version).collect();
+                    let read =
+                        ReadMachine::new(&self.key, self.table.clone(), Sink::Item, get, None, env);
                     self.phase = Phase::Read(Box::new(read));
                 }
                 stored => self.write(stored, expect),
@@ -247,9 +244,15 @@ impl UpdateMachine {
         self.changes.apply(&mut item);
         let mut options = self.options.put.clone();
         options.precondition = Some(Precondition::Stored(expect));
+        options.carried = self.carried().to_vec();
         let env = self.env();
         let put = PutMachine::new(PutSource::Owned(item), self.table.clone(), options, env);
         self.phase = Phase::Write(Box::new(put));
+    }
+
+    /// The groups the planned rewrite reuses.
+    fn carried(&self) -> &[Manifest] {
+        self.plan.as_ref().map_or(&[], |p| &p.carried[..])
     }
 
     /// The rewrite's read finished with `item` of `manifest`'s version.

@@ -141,12 +141,15 @@ impl ChunkReader {
                 };
                 return Ok(reader);
             }
-            (None, Some(manifest))
-                if attribute != MANIFEST_ATTRIBUTE
-                    && (manifest.spilled.is_empty()
-                        || manifest.spilled.iter().any(|s| s == attribute)) =>
-            {
-                manifest
+            (None, Some(manifest)) if attribute != MANIFEST_ATTRIBUTE => {
+                match manifest.frame_holding(attribute) {
+                    Some(frame) => frame,
+                    None => {
+                        return Err(ReassembleError::AttributeNotFound {
+                            name: attribute.into(),
+                        });
+                    }
+                }
             }
             _ => {
                 return Err(ReassembleError::AttributeNotFound {

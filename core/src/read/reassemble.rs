@@ -276,16 +276,53 @@ pub fn reassemble(
         }
         None => {
             check_layout(&manifest, options.layout)?;
-            let ordered = order_chunks(parent, chunks, &manifest, options)?;
-            let data: Vec<&[u8]> = ordered.iter().map(|&(data, _)| data).collect();
-            // The whole payload's digest covers every byte: each is hashed
-            // once on success, and chunk digests are checked only to name
-            // the damaged chunk when something fails.
-            decode_chunks(&data, &manifest, options.max_raw_bytes)
-                .map_err(|e| blame(&ordered, &manifest, e))?
+            let mut spilled = Item::new();
+            for (frame, chunks) in manifest.frames().zip(by_frame(chunks, &manifest, options)?) {
+                let ordered = order_chunks(parent, &chunks, frame, options)?;
+                let data: Vec<&[u8]> = ordered.iter().map(|&(data, _)| data).collect();
+                // The whole payload's digest covers every byte: each is
+                // hashed once on success, and chunk digests are checked only
+                // to name the damaged chunk when something fails.
+                let decoded = decode_chunks(&data, frame, options.max_raw_bytes)
+                    .map_err(|e| blame(&ordered, frame, e))?;
+                spilled = merge(spilled, decoded)?;
+            }
+            spilled
         }
     };
     merge(without_manifest(parent), spilled)
+}
+
+/// `chunks` sorted by the frame whose id their key holds, in the order of
+/// [`Manifest::frames`]; a chunk of no frame is refused as another
+/// version's. A manifest of one frame takes every chunk as it is, checked
+/// with that frame.
+fn by_frame<'c>(
+    chunks: &'c [Item],
+    manifest: &Manifest,
+    options: &ReassembleOptions<'_>,
+) -> Result<Vec<Vec<&'c Item>>, ReassembleError> {
+    if manifest.groups.is_empty() {
+        return Ok(alloc::vec![chunks.iter().collect()]);
+    }
+    let mut frames: Vec<Vec<&Item>> = manifest.frames().map(|_| Vec::new()).collect();
+    for (index, chunk) in chunks.iter().enumerate() {
+        let parsed = parse_chunk_key(options.key, options.layout, chunk).map_err(|_| {
+            ReassembleError::ChunkMalformed {
+                index,
+                reason: "key is not a chunk key",
+            }
+        })?;
+        let frame = manifest
+            .frames()
+            .position(|f| f.version == parsed.version)
+            .ok_or(ReassembleError::ChunkForeignVersion {
+                version: parsed.version,
+                expected: manifest.version,
+            })?;
+        frames[frame].push(chunk);
+    }
+    Ok(frames)
 }
 
 /// The parent's manifest, refused if it records more raw bytes than the
@@ -295,9 +332,9 @@ pub(crate) fn manifest_within_limit(
     max_raw_bytes: usize,
 ) -> Result<Manifest, ReassembleError> {
     let manifest = Manifest::from_value(value).map_err(ReassembleError::Manifest)?;
-    if manifest.raw_len > max_raw_bytes as u64 {
+    if manifest.total_raw_len() > max_raw_bytes as u64 {
         return Err(CodecError::TooLarge {
-            raw: manifest.raw_len,
+            raw: manifest.total_raw_len(),
             limit: max_raw_bytes as u64,
         }
         .into());
@@ -376,13 +413,13 @@ fn blame(chunks: &[ChunkData<'_>], manifest: &Manifest, error: ReassembleError) 
 /// in sequence order.
 fn order_chunks<'c>(
     parent: &Item,
-    chunks: &'c [Item],
+    chunks: &[&'c Item],
     manifest: &Manifest,
     options: &ReassembleOptions<'_>,
 ) -> Result<Vec<ChunkData<'c>>, ReassembleError> {
     let count = manifest.chunk_count;
     let mut ordered: Vec<Option<ChunkData<'c>>> = alloc::vec![None; count as usize];
-    for (index, chunk) in chunks.iter().enumerate() {
+    for (index, &chunk) in chunks.iter().enumerate() {
         let (seq, data) = check_chunk(parent, chunk, index, manifest, options)?;
         let slot = &mut ordered[seq as usize];
         if slot.is_some() {

@@ -23,6 +23,7 @@ use crate::read::reassemble::{
     without_manifest,
 };
 use crate::value::Item;
+use crate::version::VersionId;
 
 /// Rebuilds an item from its parent and its chunks, pushed one by one in
 /// sequence order, with the checks and the errors of [`crate::read::reassemble`]:
@@ -72,7 +73,38 @@ enum Source {
     /// Decoded already: none (a plain item), or an inline payload's.
     Decoded(Item),
     /// The chunks, still arriving.
-    Chunks(Box<Chunks>),
+    Chunks(Box<Frames>),
+}
+
+/// The frames of a chunked payload (a manifest's own, then its groups'),
+/// taken one after the other: chunk numbers run on across frames.
+struct Frames {
+    /// Every frame's id and chunk count, in order.
+    all: Vec<(VersionId, u32)>,
+    /// The frame whose chunks are arriving.
+    current: Chunks,
+    /// The frames still to come, the next last.
+    pending: Vec<Manifest>,
+    /// The attributes of the frames decoded so far.
+    decoded: Item,
+    max_raw_bytes: usize,
+}
+
+impl Frames {
+    /// Frame and chunk number within it of chunk `seq` of all.
+    fn locate(&self, mut seq: u32) -> Option<(VersionId, u32)> {
+        for &(id, count) in &self.all {
+            if seq < count {
+                return Some((id, seq));
+            }
+            seq -= count;
+        }
+        None
+    }
+
+    fn total(&self) -> u32 {
+        self.all.iter().map(|&(_, n)| n).sum()
+    }
 }
 
 struct Chunks {
@@ -117,30 +149,29 @@ impl Reassembler {
         check_layout(&manifest, options.layout)?;
         // Fail now, not at the first chunk, if the parent's key cannot make
         // chunk keys.
-        reassembler.chunk_key_of(&manifest, 0)?;
-        let too_large = CodecError::TooLarge {
-            raw: manifest.raw_len,
-            limit: options.max_raw_bytes as u64,
-        };
-        let room = usize::try_from(manifest.raw_len)
-            .ok()
-            .and_then(|len| len.checked_add(1))
-            .ok_or(too_large)?;
-        let raw = vec![0; room];
-        reassembler.source = Source::Chunks(Box::new(Chunks {
-            feed: ChunkFeed::new(manifest, options.max_raw_bytes),
-            raw,
-            written: 0,
-            damaged: None,
+        reassembler.chunk_key_of(manifest.version, 0)?;
+        let all = manifest
+            .frames()
+            .map(|f| (f.version, f.chunk_count))
+            .collect();
+        let mut manifest = manifest;
+        let mut pending = core::mem::take(&mut manifest.groups);
+        pending.reverse();
+        reassembler.source = Source::Chunks(Box::new(Frames {
+            all,
+            current: Chunks::new(manifest, options.max_raw_bytes)?,
+            pending,
+            decoded: Item::new(),
+            max_raw_bytes: options.max_raw_bytes,
         }));
         Ok(reassembler)
     }
 
     /// How many chunks to push: 0 for an item never split or an inline
-    /// payload.
+    /// payload. The chunks of a manifest's groups follow its own.
     pub fn chunk_count(&self) -> u32 {
         match &self.source {
-            Source::Chunks(c) => c.feed.manifest.chunk_count,
+            Source::Chunks(frames) => frames.total(),
             Source::Decoded(_) => 0,
         }
     }
@@ -149,8 +180,11 @@ impl Reassembler {
     pub fn chunk_key(&self, seq: u32) -> Result<Item, ReassembleError> {
         let count = self.chunk_count();
         match &self.source {
-            Source::Chunks(c) if seq < count => self.chunk_key_of(&c.feed.manifest, seq),
-            _ => Err(ReassembleError::ChunkOutOfRange { seq, count }),
+            Source::Chunks(frames) => match frames.locate(seq) {
+                Some((id, local)) => self.chunk_key_of(id, local),
+                None => Err(ReassembleError::ChunkOutOfRange { seq, count }),
+            },
+            Source::Decoded(_) => Err(ReassembleError::ChunkOutOfRange { seq, count }),
         }
     }
 
@@ -178,13 +212,28 @@ impl Reassembler {
         }
         let spilled = match self.source {
             Source::Decoded(spilled) => spilled,
-            Source::Chunks(chunks) => decode_payload(*chunks)?,
+            Source::Chunks(frames) => {
+                let Frames {
+                    current,
+                    pending,
+                    decoded,
+                    ..
+                } = *frames;
+                if let Some(next) = pending.last() {
+                    // A frame to come: the current one is complete.
+                    return Err(ReassembleError::ChunkMissing {
+                        seq: 0,
+                        count: next.chunk_count,
+                    });
+                }
+                merge(decoded, decode_payload(current)?)?
+            }
         };
         merge(self.parent, spilled)
     }
 
-    fn chunk_key_of(&self, manifest: &Manifest, seq: u32) -> Result<Item, ReassembleError> {
-        chunk_key(&self.key, &self.layout, &self.parent, manifest.version, seq).map_err(|_| {
+    fn chunk_key_of(&self, version: VersionId, seq: u32) -> Result<Item, ReassembleError> {
+        chunk_key(&self.key, &self.layout, &self.parent, version, seq).map_err(|_| {
             ReassembleError::ChunkMalformed {
                 index: seq as usize,
                 reason: "parent key cannot make chunk keys",
@@ -193,9 +242,19 @@ impl Reassembler {
     }
 
     fn accept(&mut self, chunk: &Item) -> Result<(), ReassembleError> {
-        let Source::Chunks(chunks) = &mut self.source else {
+        let Source::Chunks(frames) = &mut self.source else {
             return Err(ReassembleError::UnexpectedChunks { count: 1 });
         };
+        // The current frame is complete: its attributes are decoded (and
+        // checked) before the next frame's first chunk is taken.
+        if frames.current.complete()
+            && let Some(next) = frames.pending.pop()
+        {
+            let next = Chunks::new(next, frames.max_raw_bytes)?;
+            let done = decode_payload(core::mem::replace(&mut frames.current, next))?;
+            frames.decoded = merge(core::mem::take(&mut frames.decoded), done)?;
+        }
+        let chunks = &mut frames.current;
         let taken = chunks
             .feed
             .take(&self.key, &self.layout, &self.parent, chunk)?;
@@ -205,6 +264,31 @@ impl Reassembler {
         let first = taken.seq == 0;
         let decoded = decode_chunk(chunks, taken, first);
         decoded.map_err(|e| blame(chunks.damaged, e))
+    }
+}
+
+impl Chunks {
+    /// Ready for the chunks of `frame`, its raw payload reserved.
+    fn new(frame: Manifest, max_raw_bytes: usize) -> Result<Self, ReassembleError> {
+        let too_large = CodecError::TooLarge {
+            raw: frame.raw_len,
+            limit: max_raw_bytes as u64,
+        };
+        let room = usize::try_from(frame.raw_len)
+            .ok()
+            .and_then(|len| len.checked_add(1))
+            .ok_or(too_large)?;
+        Ok(Self {
+            feed: ChunkFeed::new(frame, max_raw_bytes),
+            raw: vec![0; room],
+            written: 0,
+            damaged: None,
+        })
+    }
+
+    /// Every chunk of the frame taken.
+    fn complete(&self) -> bool {
+        self.feed.next >= self.feed.manifest.chunk_count
     }
 }
 

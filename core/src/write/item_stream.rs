@@ -9,13 +9,17 @@ use crate::encoding::EncodedStream;
 use crate::manifest::{CHUNK_DATA_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use crate::size::item_size;
 use crate::value::{AttributeValue, Item};
+use crate::write::group;
 use crate::write::spill::{Prepared, prepare, worst_case_manifest_size};
 use crate::write::split::{
-    SplitError, SplitItem, SplitOptions, inline_split, may_be_inline, split_spill, unsplit,
+    SplitError, SplitItem, SplitOptions, inline_split, may_be_inline, split_prepared, split_spill,
+    unsplit,
 };
 use crate::write::stream_split::StreamSplit;
 
 /// How [`split_item_streamed`] goes on.
+// One per write, moved once: the size of `Whole` costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum ItemSplit<'a> {
     /// Split at once, exactly as [`split_item`](crate::split_item) splits:
     /// the item fits, its codec (snappy, zstd) does not stream, or its
@@ -57,10 +61,17 @@ pub fn split_item_streamed<'a>(
     item: &'a Item,
     options: &SplitOptions,
 ) -> Result<ItemSplit<'a>, SplitError> {
+    if !options.carried.is_empty() {
+        return group::split_carrying(item, options).map(ItemSplit::Whole);
+    }
     let spill = match prepare(item, options)? {
         Prepared::Fits => return Ok(ItemSplit::Whole(unsplit(item))),
         Prepared::Spill(spill) => spill,
     };
+    // Groups are split whole, each group compressed then cut.
+    if group::grouping(item, &spill.kept, &spill.names, options).is_some() {
+        return split_prepared(item, spill, options).map(ItemSplit::Whole);
+    }
     let compression = spill.compression(options.compression);
     // A parent that might not fit beside its manifest: split_item says
     // exactly, before anything is written.

@@ -4,6 +4,7 @@
 //! (`item_stream`, `stream_split`).
 
 pub(crate) mod cutter;
+pub(crate) mod group;
 pub(crate) mod item_stream;
 pub(crate) mod payload;
 pub(crate) mod spill;

@@ -164,6 +164,7 @@ pub(crate) fn worst_case_manifest_size(spilled: &[String]) -> usize {
         spilled: spilled.to_vec(),
         inline: None,
         updated: None,
+        groups: Vec::new(),
     };
     attribute_size(MANIFEST_ATTRIBUTE, &manifest.to_value())
 }

@@ -13,6 +13,7 @@ use crate::size::{MAX_ITEM_BYTES, item_size};
 use crate::validate::Violation;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
+use crate::write::group::{self, DEFAULT_GROUP_BYTES};
 use crate::write::payload::Payload;
 use crate::write::spill::{Prepared, Spill, prepare};
 
@@ -75,6 +76,17 @@ pub struct SplitOptions {
     /// spilled, inline when they fit there): version history keeps its list
     /// in the manifest, so an item that keeps history always has one.
     pub always_split: bool,
+    /// A chunked item's spilled attributes at least this large (name and
+    /// value) are each stored as a group of their own, whose chunks an
+    /// update of other attributes reuses (default 409,600;
+    /// `usize::MAX`: one frame for all).
+    pub group_bytes: usize,
+    /// Groups a new version reuses from the version it replaces (an
+    /// update that does not change them): the item holds none of their
+    /// attributes, and the new manifest lists them after its own frames.
+    /// The payload is then never inline (a manifest with groups is
+    /// chunked), and an item that fits whole gets an empty frame.
+    pub carried: Vec<Manifest>,
 }
 
 impl SplitOptions {
@@ -94,6 +106,8 @@ impl SplitOptions {
             index_keys: Vec::new(),
             ttl: None,
             always_split: false,
+            group_bytes: DEFAULT_GROUP_BYTES,
+            carried: Vec::new(),
         }
     }
 
@@ -252,13 +266,40 @@ impl From<CodecError> for SplitError {
 /// assert_eq!(back, item);
 /// ```
 pub fn split_item(item: &Item, options: &SplitOptions) -> Result<SplitItem, SplitError> {
+    if !options.carried.is_empty() {
+        return group::split_carrying(item, options);
+    }
     match prepare(item, options)? {
         Prepared::Fits => Ok(unsplit(item)),
-        Prepared::Spill(spill) => {
-            let compression = spill.compression(options.compression);
-            split_spill(item, spill, compression, options)
-        }
+        Prepared::Spill(spill) => split_prepared(item, spill, options),
     }
+}
+
+/// Splits what [`prepare`] spilled: in groups when its large attributes
+/// make more than one ([`group::grouping`]), as one frame otherwise.
+pub(crate) fn split_prepared(
+    item: &Item,
+    spill: Spill<'_>,
+    options: &SplitOptions,
+) -> Result<SplitItem, SplitError> {
+    if let Some(groups) = group::grouping(item, &spill.kept, &spill.names, options) {
+        let grouped = group::split_groups(item, &spill.kept, &groups, options)?;
+        // Stored so small that the whole payload might fit on the parent:
+        // one frame inline beats chunks of any kind.
+        let small = grouped
+            .manifest
+            .as_ref()
+            .is_some_and(|m| m.total_stored_len() < options.item_limit as u64);
+        if !(options.inline && small) {
+            return Ok(grouped);
+        }
+        let compression = spill.compression(options.compression);
+        let whole = split_spill(item, spill, compression, options)?;
+        let inline = whole.manifest.as_ref().is_some_and(|m| m.inline.is_some());
+        return Ok(if inline { whole } else { grouped });
+    }
+    let compression = spill.compression(options.compression);
+    split_spill(item, spill, compression, options)
 }
 
 /// An item that fits, as its own split.
@@ -295,6 +336,7 @@ pub(crate) fn split_spill(
         spilled: names,
         inline: None,
         updated: None,
+        groups: Vec::new(),
     };
     let parent_of = |manifest: &Manifest| {
         let mut parent = kept.clone();

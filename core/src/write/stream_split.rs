@@ -316,6 +316,7 @@ impl StreamSplit {
             spilled,
             inline: None,
             updated: None,
+            groups: Vec::new(),
         };
         parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
         let size = item_size(&parent);

@@ -123,6 +123,8 @@ pub fn split(
     options.compression = CodecChoice::Fixed(Compression::new(codec));
     options.inline = inline;
     options.chunk_item_bytes = chunk_bytes;
+    // One frame: the chunk mechanics under test (groups: tests/groups.rs).
+    options.group_bytes = usize::MAX;
     split_item(item, &options).unwrap()
 }
 

@@ -260,6 +260,7 @@ fn a_list_someone_else_wrote_claiming_huge_versions_costs_a_commit_nothing() {
             chunk_count: 60_000,
             bytes: 1,
             note: None,
+            groups: Vec::new(),
         })
         .collect();
     let planted = History {

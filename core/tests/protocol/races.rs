@@ -111,12 +111,25 @@ fn fault(rng: &mut fastrand::Rng) -> Fault {
 /// payload, a few chunks, and enough chunks to need several batches.
 const SIZES: [usize; 4] = [200, 300_000, 700_000, 1_300_000];
 
+/// A written item: `data`, and for half the writers a second large
+/// attribute, so the item is stored in groups and an update of `data`
+/// reuses `extra`'s chunks.
+fn race_item(len: usize, seed: u64, rng: &mut fastrand::Rng) -> Item {
+    let mut written = item("k", len, seed);
+    if rng.bool() {
+        let extra = item("k", 450_000, seed + 7)["data"].clone();
+        written.insert("extra".into(), extra);
+    }
+    written
+}
+
 fn race(seed: u64) {
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut store = Store::new();
     let mut written: Vec<Item> = Vec::new();
     // A first version, so readers and writers start from a stored item.
-    let first: &'static Item = Box::leak(Box::new(item("k", SIZES[rng.usize(..4)], 1000 + seed)));
+    let len = SIZES[rng.usize(..4)];
+    let first: &'static Item = Box::leak(Box::new(race_item(len, 1000 + seed, &mut rng)));
     written.push(first.clone());
     let mut put = PutMachine::new(
         PutSource::Item(first),
@@ -141,8 +154,8 @@ fn race(seed: u64) {
     }
 
     let writer = |n: u64, rng: &mut fastrand::Rng, store: &Store, written: &mut Vec<Item>| {
-        let item: &'static Item =
-            Box::leak(Box::new(item("k", SIZES[rng.usize(..4)], seed * 100 + n)));
+        let len = SIZES[rng.usize(..4)];
+        let item: &'static Item = Box::leak(Box::new(race_item(len, seed * 100 + n, rng)));
         written.push(item.clone());
         let mut options =
             put_options([WriteMode::Batch, WriteMode::Auto, WriteMode::Atomic][rng.usize(..3)]);
@@ -355,7 +368,8 @@ fn some_write(item: &Item, written: &[Item], datas: &[AttributeValue]) -> bool {
         let same = |name: &str| w.get(name) == item.get(name);
         same("pk")
             && same("writer")
-            && item.len() == 3
+            && same("extra")
+            && item.len() == w.len()
             && (same("data") || item.get("data").is_some_and(|d| datas.contains(d)))
     })
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use dynaslice_core::history::{History, RECORD_SEQ};
 use dynaslice_core::layout::Layout;
-use dynaslice_core::manifest::{MANIFEST_ATTRIBUTE, stored_version};
+use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
 use dynaslice_core::plan::{Condition, TransactAction, WriteRequest};
 use dynaslice_core::protocol::{
     Answer, Env, Failure, Machine, ProtocolError, Request, Response, Step, StoreDate,
@@ -470,11 +470,17 @@ pub fn committed_versions_whole(store: &Store) -> Result<(), String> {
         let Ok(manifest) = dynaslice_core::manifest::Manifest::from_value(value) else {
             continue;
         };
-        let mut versions = vec![(manifest.version, manifest.chunk_count, false)];
-        // Every version the parent's history keeps: its chunks and record.
+        // Every frame: its own and its groups'.
+        let mut versions: Vec<_> = manifest
+            .frames()
+            .map(|f| (f.version, f.chunk_count, false))
+            .collect();
+        // Every version the parent's history keeps: its chunks, its
+        // groups' and its record.
         let history = History::of_parent(&parent).map_err(|e| e.to_string())?;
         for entry in history.iter().flat_map(|h| h.kept(store.now_ms)) {
             versions.push((entry.version, entry.chunk_count, true));
+            versions.extend(entry.groups.iter().map(|&(id, n)| (id, n, false)));
         }
         for (version, count, kept) in versions {
             let record = kept.then_some(RECORD_SEQ);
@@ -513,8 +519,12 @@ pub fn orphans(store: &Store) -> usize {
             let kept = History::of_parent(parent)
                 .ok()
                 .flatten()
-                .is_some_and(|h| h.find(parsed.version, store.now_ms).is_some());
-            stored_version(parent).ok().flatten() != Some(parsed.version) && !kept
+                .is_some_and(|h| h.kept(store.now_ms).any(|e| e.holds(parsed.version)));
+            let current = parent
+                .get(MANIFEST_ATTRIBUTE)
+                .and_then(|v| dynaslice_core::manifest::Manifest::from_value(v).ok())
+                .is_some_and(|m| m.frames().any(|f| f.version == parsed.version));
+            !current && !kept
         })
         .count()
 }

@@ -106,19 +106,20 @@ pub fn size(bytes: u64) -> String {
 
 /// A manifest in one line for people.
 pub fn manifest_text(manifest: &Manifest) -> String {
-    let place = if manifest.inline.is_some() {
+    let chunks = manifest.total_chunks();
+    let mut place = if manifest.inline.is_some() {
         "inline on the parent".to_string()
     } else {
-        format!(
-            "{} chunk{}",
-            manifest.chunk_count,
-            if manifest.chunk_count == 1 { "" } else { "s" }
-        )
+        format!("{} chunk{}", chunks, if chunks == 1 { "" } else { "s" })
     };
+    if !manifest.groups.is_empty() {
+        let groups = manifest.groups.len() + 1;
+        place = format!("{place} in {groups} groups");
+    }
     format!(
         "{} raw, {} stored ({}, {}), version {}",
-        size(manifest.raw_len),
-        size(manifest.stored_len),
+        size(manifest.total_raw_len()),
+        size(manifest.total_stored_len()),
         manifest.codec.name(),
         place,
         manifest.version.to_text()

@@ -43,7 +43,19 @@ pub async fn update(client: &Client, args: &UpdateArgs, json: bool) -> Result<Ex
     let units = outcome.plan.write_units;
     let how = match &outcome.plan.steps {
         UpdateSteps::Parent(_) => "one UpdateItem of the parent, no chunk touched".to_string(),
-        UpdateSteps::Rewrite(why) => format!("a rewrite as a new version ({why})"),
+        UpdateSteps::Rewrite(why) => {
+            let carried = &outcome.plan.carried;
+            let reused = match carried.len() {
+                0 => String::new(),
+                n => {
+                    let names: Vec<String> =
+                        carried.iter().flat_map(|g| g.spilled.clone()).collect();
+                    let s = if n == 1 { "" } else { "s" };
+                    format!(", reusing {n} group{s} unchanged: {}", names.join(", "))
+                }
+            };
+            format!("a rewrite as a new version ({why}{reused})")
+        }
     };
     if !outcome.applied {
         println!("would update {key} by {how}: about {units} write units");

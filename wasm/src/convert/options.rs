@@ -277,6 +277,9 @@ pub fn split_options(table: &TableOptions, options: &JsValue) -> Result<SplitOpt
     split.parent_budget = size(options, "parentBudget", split.parent_budget)?;
     split.max_raw_bytes = size(options, "maxRawBytes", split.max_raw_bytes)?;
     split.inline = flag(options, "inline", true)?;
+    // One frame: what a host's upload takes (it stamps the chunks with its
+    // own version). A write through the driver groups large attributes.
+    split.group_bytes = usize::MAX;
     split.index_keys = table.index_keys.clone();
     split.ttl = table.ttl.clone();
     let keep = get(options, "keep");
@@ -481,6 +484,7 @@ pub fn put_options(table: &TableOptions, options: &JsValue) -> Result<PutOptions
         inline: split.inline,
         history: history(options)?,
         note: text(options, "note")?,
+        carried: Vec::new(),
     })
 }
 

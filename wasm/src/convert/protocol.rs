@@ -297,18 +297,23 @@ pub fn manifest(m: &Manifest) -> JsValue {
     let manifest = Object::new();
     set(&manifest, "version", &m.version.to_text().into());
     set(&manifest, "codec", &m.codec.name().into());
-    set(&manifest, "chunkCount", &m.chunk_count.into());
-    set(&manifest, "storedBytes", &(m.stored_len as f64).into());
-    set(&manifest, "rawBytes", &(m.raw_len as f64).into());
+    set(&manifest, "chunkCount", &(m.total_chunks() as f64).into());
+    set(
+        &manifest,
+        "storedBytes",
+        &(m.total_stored_len() as f64).into(),
+    );
+    set(&manifest, "rawBytes", &(m.total_raw_len() as f64).into());
     set(&manifest, "inline", &m.inline.is_some().into());
     set(
         &manifest,
         "spilled",
-        &m.spilled
+        &m.all_spilled()
             .iter()
             .map(|s| JsValue::from_str(s))
             .collect::<Array>(),
     );
+    set(&manifest, "groups", &(m.groups.len() as u32).into());
     manifest.into()
 }
 
@@ -371,7 +376,7 @@ pub fn read_outcome(outcome: Option<&ReadOutcome>, parent_reads: u32, used: Cons
     result.into()
 }
 
-/// An update's result: `{ path, reason, applied, writeUnits, put,
+/// An update's result: `{ path, reason, applied, writeUnits, reused, put,
 /// consumed }` (`put`: the rewrite's write, as `putItem` returns it).
 pub fn update_outcome(outcome: &UpdateOutcome) -> JsValue {
     use dynaslice_core::plan::UpdateSteps;
@@ -386,6 +391,14 @@ pub fn update_outcome(outcome: &UpdateOutcome) -> JsValue {
         "writeUnits",
         &(outcome.plan.write_units as f64).into(),
     );
+    let reused: Array = outcome
+        .plan
+        .carried
+        .iter()
+        .flat_map(|g| g.spilled.iter())
+        .map(|name| JsValue::from_str(name))
+        .collect();
+    set(&result, "reused", &reused);
     if let Some(put) = &outcome.put {
         set(&result, "put", &put_outcome(put));
     }

@@ -261,17 +261,18 @@ impl PutMachine<'_> {
         let Some(split) = &self.split else { return };
         let ours = is_ours(stored.as_ref(), split);
         let last_writer_wins = self.commit_as() == CommitPolicy::Overwrite;
+        // Applied unseen, then replaced by a writer that kept it (whether
+        // or not this write keeps history): done, and its chunks are
+        // history now, never this write's to delete.
+        if !ours && self.kept_by(stored.as_ref()) {
+            let outcome = self.outcome_with(Committed::superseded());
+            return self.finish(Ok(outcome));
+        }
         // A write that keeps history lost its pinned commit to another
         // writer: under last writer wins it starts again over the newer
         // parent (recording that one), as a new version.
         if self.keeps && !ours && matches!(check, Check::Condition | Check::Atomic | Check::Pinned)
         {
-            // Applied unseen, then replaced by a writer that kept it: done,
-            // and its chunks are history now.
-            if self.kept_by(stored.as_ref()) {
-                let outcome = self.outcome_with(Committed::superseded());
-                return self.finish(Ok(outcome));
-            }
             let conflict = self.conflict();
             if self.options.precondition.is_some() {
                 return self.abort_with(Err(conflict));

@@ -64,6 +64,10 @@ pub struct PutOptions {
     /// most [`crate::history::MAX_NOTE_BYTES`]: listed with the version
     /// once it is kept.
     pub note: Option<String>,
+    /// Groups of the stored version this write reuses ([`SplitOptions::carried`]):
+    /// set by an update that does not change them, whose item then lacks
+    /// their attributes. Empty (the default) for any other write.
+    pub carried: Vec<Manifest>,
 }
 
 impl Default for PutOptions {
@@ -84,6 +88,7 @@ impl Default for PutOptions {
             inline: true,
             history: None,
             note: None,
+            carried: Vec::new(),
         }
     }
 }
@@ -111,6 +116,7 @@ impl PutOptions {
         options.chunk_item_bytes = self.chunk_item_bytes;
         options.item_limit = self.item_limit;
         options.inline = self.inline;
+        options.carried = self.carried.clone();
         options
     }
 }

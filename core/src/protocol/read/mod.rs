@@ -25,7 +25,7 @@ use super::policy::{CHUNKS_PER_READ, INITIAL_READ_LIMIT, READ_WINDOW};
 use super::request::{Request, RequestId, Response};
 use super::{Env, Machine, Progress, Step};
 use crate::history::{History, HistoryError, read_record, record_key};
-use crate::manifest::{Manifest, stored_version};
+use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, stored_version};
 use crate::plan::{Get, parent_get};
 use crate::read::chunk_reader::ChunkReader;
 use crate::read::reassemble::{ReassembleError, ReassembleOptions};
@@ -327,7 +327,13 @@ impl ReadMachine {
         };
         self.manifest = self.table.target(limit).read_manifest(&parent)?;
         self.decoder = match &self.sink {
-            Sink::Item => Decoder::Item(Reassembler::new(&parent, &self.options())?),
+            Sink::Item => {
+                let read = self.without_skipped(&parent);
+                Decoder::Item(Reassembler::new(
+                    read.as_ref().unwrap_or(&parent),
+                    &self.options(),
+                )?)
+            }
             Sink::Attribute { name, .. } => {
                 Decoder::Attribute(ChunkReader::new(&parent, name, &self.options())?)
             }
@@ -346,7 +352,7 @@ impl ReadMachine {
         self.progress = Progress {
             bytes_done: 0,
             bytes_total: match &self.manifest {
-                Some(m) if m.inline.is_none() && self.count > 0 => m.stored_len,
+                Some(_) if self.count > 0 => (0..self.count).map(|seq| self.chunk_len(seq)).sum(),
                 _ => 0,
             },
             chunks_done: 0,
@@ -355,6 +361,35 @@ impl ReadMachine {
         self.parent = Some(parent);
         self.phase = Phase::Chunks;
         Ok(())
+    }
+
+    /// `parent` with the frames [`GetOptions::skip_frames`] names taken
+    /// off its manifest, so they are not read (`None`: none to skip). The
+    /// first frame left is the manifest's own; none left, no manifest.
+    fn without_skipped(&self, parent: &Item) -> Option<Item> {
+        let skip = &self.options.skip_frames;
+        let manifest = self.manifest.as_ref()?;
+        if !manifest.frames().any(|f| skip.contains(&f.version)) {
+            return None;
+        }
+        let mut frames = manifest
+            .frames()
+            .filter(|f| !skip.contains(&f.version))
+            .map(|f| Manifest {
+                groups: Vec::new(),
+                ..f.clone()
+            });
+        let mut parent = parent.clone();
+        match frames.next() {
+            Some(mut own) => {
+                own.groups = frames.collect();
+                parent.insert(MANIFEST_ATTRIBUTE.into(), own.to_value());
+            }
+            None => {
+                parent.remove(MANIFEST_ATTRIBUTE);
+            }
+        }
+        Some(parent)
     }
 
     /// Asks for the next chunks, as the window and the pace allow.
@@ -376,6 +411,22 @@ impl ReadMachine {
         self.flights.send(request, purpose, Resend::Transient);
         self.asked = last;
         Ok(true)
+    }
+
+    /// The bytes of chunk `seq` of those this read takes: of every frame
+    /// for an item, of the frame holding it for an attribute.
+    fn chunk_len(&self, seq: u32) -> u64 {
+        let Some(manifest) = &self.manifest else {
+            return 0;
+        };
+        match &self.sink {
+            Sink::Item => manifest
+                .frame_chunk(seq)
+                .map_or(0, |(frame, seq)| frame.chunk_len(seq)),
+            Sink::Attribute { name, .. } => manifest
+                .frame_holding(name)
+                .map_or(0, |frame| frame.chunk_len(seq)),
+        }
     }
 
     fn chunk_key(&self, seq: u32) -> Result<Item, ReassembleError> {
@@ -421,9 +472,7 @@ impl ReadMachine {
             Decoder::Attribute(r) => r.push(&chunk)?,
             Decoder::None => {}
         }
-        if let Some(m) = &self.manifest {
-            self.progress.bytes_done += m.chunk_len(seq);
-        }
+        self.progress.bytes_done += self.chunk_len(seq);
         self.progress.chunks_done += 1;
         self.next += 1;
         self.undrained = true;

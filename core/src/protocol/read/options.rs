@@ -1,6 +1,7 @@
 //! What a read is told, and what it delivers.
 
 use alloc::string::String;
+use alloc::vec::Vec;
 
 use crate::manifest::Manifest;
 use crate::protocol::policy::{DEFAULT_CONCURRENCY, MAX_REREADS, RetryPolicy};
@@ -31,6 +32,11 @@ pub struct GetOptions {
     /// instead of the current one (`None`: the current one). The current
     /// version's id reads the current item.
     pub version: Option<VersionId>,
+    /// Frames of the stored version not to read (its own or its groups',
+    /// [`Manifest::frames`], by id): an update that reuses them reads only
+    /// the rest. The item read lacks their attributes. Empty (the
+    /// default): the whole item.
+    pub skip_frames: Vec<VersionId>,
 }
 
 impl Default for GetOptions {
@@ -41,6 +47,7 @@ impl Default for GetOptions {
             retry: RetryPolicy::default(),
             concurrency: DEFAULT_CONCURRENCY,
             version: None,
+            skip_frames: Vec::new(),
         }
     }
 }
