@@ -384,3 +384,56 @@ fn a_new_version_carries_a_group_it_does_not_change() {
     let error = split_item(&changed, &second).unwrap_err();
     assert_eq!(error.code(), "OPTIONS_INVALID", "{error}");
 }
+
+#[test]
+fn the_changes_to_a_new_item_are_found_without_reading_the_payload() {
+    use dynaslice_core::plan::changes_to;
+    let item = document();
+    let layout = Layout::default();
+    let options = options(&layout, Codec::Zstd);
+    let split = split_item(&item, &options).unwrap();
+    let manifest = split.manifest.clone().unwrap();
+    let parent = &split.parent;
+    fn names(changes: &dynaslice_core::plan::Changes) -> (Vec<&str>, Vec<String>) {
+        let set: Vec<&str> = changes.set.keys().map(String::as_str).collect();
+        (set, changes.remove.clone())
+    }
+
+    // The same item: nothing.
+    let same = changes_to(parent, &item, &options.key).unwrap().unwrap();
+    assert_eq!(names(&same), (vec![], vec![]));
+
+    // A group's attribute: that group alone (its frame's digest differs).
+    let mut new = item.clone();
+    new.insert("attachment".into(), AttributeValue::B(noise(5, 10)));
+    let changes = changes_to(parent, &new, &options.key).unwrap().unwrap();
+    assert_eq!(names(&changes), (vec!["attachment"], vec![]));
+    assert_eq!(changes.set["attachment"], new["attachment"]);
+
+    // A note in the manifest's own frame: every attribute of that frame.
+    let mut new = item.clone();
+    let note = manifest.spilled[0].clone();
+    new.insert(note.clone(), AttributeValue::S("changed".into()));
+    let changes = changes_to(parent, &new, &options.key).unwrap().unwrap();
+    let own: Vec<&str> = manifest.spilled.iter().map(String::as_str).collect();
+    assert_eq!(names(&changes), (own, vec![]));
+
+    // On the parent: compared by value. Removed, added: as they are.
+    let mut new = item.clone();
+    new.insert("title".into(), AttributeValue::S("renamed".into()));
+    new.remove("body");
+    new.insert("added".into(), AttributeValue::N("1".into()));
+    let changes = changes_to(parent, &new, &options.key).unwrap().unwrap();
+    assert_eq!(
+        names(&changes),
+        (vec!["added", "title"], vec!["body".into()])
+    );
+
+    // A frame that does not name its attributes: only a read could tell.
+    let mut unnamed = parent.clone();
+    let Some(AttributeValue::M(fields)) = unnamed.get_mut(MANIFEST_ATTRIBUTE) else {
+        unreachable!()
+    };
+    fields.remove("a");
+    assert_eq!(changes_to(&unnamed, &item, &options.key).unwrap(), None);
+}

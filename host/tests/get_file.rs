@@ -16,7 +16,7 @@ use cli_run::{Run, json};
 use dynaslice_core::codec::Compression;
 use dynaslice_core::{AttributeValue, CodecChoice, Item};
 use dynaslice_host::{GetOptions, LayoutKind, Progress, PutOptions, item_to_sdk};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The binary against the shared test server.
 fn command(args: &[&str]) -> Command {
@@ -471,6 +471,49 @@ fn estimate_of_an_overwrite_equals_what_the_overwrite_consumes() {
     println!(
         "overwrite: estimated {} WCU ({} to replace), consumed {}",
         second["totalWriteUnits"], second["replaceWriteUnits"], replaced["consumedWriteUnits"]
+    );
+    // The same item again: nothing an update would change (its frame's
+    // digest is the stored one).
+    let same = estimate(new);
+    assert!(same["updateInstead"].is_null(), "{same}");
+
+    // A small item and one attribute changed: an update instead is one
+    // UpdateItem, priced as the update then consumes.
+    let item = |status: &str| {
+        format!(r#"{{"status": {{"S": "{status}"}}, "note": {{"S": "kept"}}, "n": {{"N": "7"}}}}"#)
+    };
+    let small = |args: &[&str]| {
+        let mut all = vec!["--output", "json"];
+        all.extend_from_slice(args);
+        json(&ok(&all))
+    };
+    small(&["put", "-t", t, "-k", "pk=small", "--json", &item("draft")]);
+    let priced = small(&[
+        "estimate",
+        "-t",
+        t,
+        "-k",
+        "pk=small",
+        "--json",
+        &item("done"),
+    ]);
+    let instead = &priced["updateInstead"];
+    assert_eq!(instead["path"], "parent", "{priced}");
+    assert_eq!(instead["set"], json!(["status"]), "{priced}");
+    assert_eq!(instead["remove"], json!([]), "{priced}");
+    let updated = small(&[
+        "update",
+        "-t",
+        t,
+        "-k",
+        "pk=small",
+        "--set",
+        r#"{"status": {"S": "done"}}"#,
+    ]);
+    assert_eq!(
+        updated["consumedWriteUnits"].as_f64(),
+        instead["writeUnits"].as_f64(),
+        "estimated {priced}, consumed {updated}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

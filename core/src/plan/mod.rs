@@ -2,6 +2,7 @@
 //! item, grouped so that every request respects DynamoDB's limits. Core
 //! decides; a host sends (and retries) them.
 
+mod changes;
 mod cost;
 mod delete;
 mod error;
@@ -11,6 +12,7 @@ mod read;
 mod update;
 mod write;
 
+pub use changes::changes_to;
 pub use cost::{WriteCosts, replace_write_units, write_costs};
 pub use delete::{DeletePlan, plan_delete};
 pub use error::PlanError;

@@ -9,12 +9,14 @@ use alloc::vec::Vec;
 
 use crate::codec::Compression;
 use crate::encoding::encode_attributes;
-use crate::manifest::{MANIFEST_ATTRIBUTE, MAX_GROUPS, Manifest};
+use crate::manifest::{MAX_GROUPS, Manifest};
 use crate::size::{attribute_size, item_size};
 use crate::value::Item;
 use crate::version::VersionId;
 use crate::write::spill::{Prepared, Spill, prepare, worst_case_manifest_size};
-use crate::write::split::{SplitError, SplitItem, SplitOptions, split_prepared, split_spill};
+use crate::write::split::{
+    SplitError, SplitItem, SplitOptions, put_manifest, split_prepared, split_spill,
+};
 
 /// Spilled attributes at least this large (name and value, as DynamoDB
 /// sizes them) are each a group of their own, when the item is chunked:
@@ -126,14 +128,7 @@ pub(crate) fn split_groups(
     })?;
     manifest.groups = frames.collect();
     let mut parent = kept.clone();
-    parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
-    let size = item_size(&parent);
-    if size > options.item_limit {
-        return Err(SplitError::ParentTooLarge {
-            size,
-            limit: options.item_limit,
-        });
-    }
+    put_manifest(&mut parent, &manifest, options)?;
     Ok(SplitItem {
         parent,
         chunks,
@@ -190,14 +185,6 @@ pub(crate) fn split_carrying(item: &Item, options: &SplitOptions) -> Result<Spli
     if manifest.groups.len() > MAX_GROUPS {
         return bad("more groups than a manifest lists");
     }
-    let value = manifest.to_value();
-    split.parent.insert(MANIFEST_ATTRIBUTE.into(), value);
-    let size = item_size(&split.parent);
-    if size > options.item_limit {
-        return Err(SplitError::ParentTooLarge {
-            size,
-            limit: options.item_limit,
-        });
-    }
+    put_manifest(&mut split.parent, manifest, options)?;
     Ok(split)
 }

@@ -387,6 +387,24 @@ pub(crate) fn split_spill(
     })
 }
 
+/// Puts `manifest` on `parent`, which must then fit the item limit
+/// (`PARENT_TOO_LARGE`).
+pub(crate) fn put_manifest(
+    parent: &mut Item,
+    manifest: &Manifest,
+    options: &SplitOptions,
+) -> Result<(), SplitError> {
+    parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
+    let size = item_size(parent);
+    if size > options.item_limit {
+        return Err(SplitError::ParentTooLarge {
+            size,
+            limit: options.item_limit,
+        });
+    }
+    Ok(())
+}
+
 /// True when a payload of `stored_len` framed bytes may be stored inline on
 /// the parent: inline payloads are allowed and it is shorter than the item
 /// limit. Whether it is also depends on the parent's size beside it

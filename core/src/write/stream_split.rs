@@ -9,14 +9,14 @@ use crate::codec::{Codec, Compression, FRAME_HEADER_BYTES, FrameHeader};
 use crate::digest::Digester;
 use crate::digest::chunk_digest;
 use crate::encoding::binary_attribute_prefix;
-use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, reserved_attribute};
-use crate::size::item_size;
+use crate::manifest::{Manifest, reserved_attribute};
 use crate::validate::{ValidateOptions, validate_item};
 use crate::value::Item;
 use crate::write::cutter::Cutter;
 use crate::write::split::DEFAULT_MAX_CHUNK_KEYS;
 use crate::write::split::{
     ChunkBase, SplitError, SplitItem, SplitOptions, check_options, chunk_data_bytes, chunk_item,
+    put_manifest,
 };
 
 /// The encoder between the raw value stream and the chunks.
@@ -318,14 +318,7 @@ impl StreamSplit {
             updated: None,
             groups: Vec::new(),
         };
-        parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
-        let size = item_size(&parent);
-        if size > options.item_limit {
-            return Err(SplitError::ParentTooLarge {
-                size,
-                limit: options.item_limit,
-            });
-        }
+        put_manifest(&mut parent, &manifest, &options)?;
         let mut chunks = chunk_items(&base, &options, 0, held.into_iter().collect())?;
         chunks.extend(chunk_items(&base, &options, first, rest)?);
         Ok(SplitItem {

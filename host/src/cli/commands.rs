@@ -15,8 +15,8 @@ use dynaslice_host::json::{
     item_from_json, item_to_json, key_from_args, key_text, manifest_to_json,
 };
 use dynaslice_host::{
-    GetOptions, HostError, LayoutKind, OutcomeJson, PutOptions, TableConfig, create_tables,
-    fresh_version,
+    Changes, GetOptions, HostError, LayoutKind, OutcomeJson, PutOptions, TableConfig,
+    UpdateOptions, UpdatePlan, create_tables, fresh_version,
 };
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -229,6 +229,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
         table.ttl.as_deref(),
         plan.steps.kind() == dynaslice_core::plan::WriteKind::Atomic,
     )?;
+    let instead = update_instead(client, &table, stored.as_ref(), &item, &options).await?;
     let read = dynaslice_core::plan::plan_read(&split.parent, &table.target(), true)?;
     let read_units = read.whole_read_units();
     let item_bytes = item_size(&item);
@@ -251,6 +252,13 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
             "totalWriteUnits": plan.write_units() + replace,
             "costs": costs,
             "readUnits": read_units,
+            "updateInstead": instead.as_ref().map(|(changes, plan)| json!({
+                "path": plan.path(),
+                "writeUnits": plan.write_units,
+                "set": changes.set.keys().collect::<Vec<_>>(),
+                "remove": changes.remove,
+                "reused": plan.carried.iter().flat_map(|g| g.spilled.clone()).collect::<Vec<_>>(),
+            })),
         }));
     } else {
         println!("item: {} ({item_bytes} bytes)", size(item_bytes as u64));
@@ -269,6 +277,31 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
                 plan.write_units() + replace
             );
         }
+        if let Some((changes, plan)) = &instead {
+            let mut what: Vec<String> = Vec::new();
+            if !changes.set.is_empty() {
+                let names: Vec<&str> = changes.set.keys().map(String::as_str).collect();
+                what.push(format!("set {}", names.join(", ")));
+            }
+            if !changes.remove.is_empty() {
+                what.push(format!("remove {}", changes.remove.join(", ")));
+            }
+            let how = match plan.path() {
+                "parent" => "one UpdateItem of the parent".to_string(),
+                _ => match plan.carried.len() {
+                    0 => "a rewrite of every frame".to_string(),
+                    n => format!(
+                        "a rewrite reusing {n} unchanged group{}",
+                        if n == 1 { "" } else { "s" }
+                    ),
+                },
+            };
+            println!(
+                "an update instead ({}): {} WCU, {how}",
+                what.join("; "),
+                plan.write_units
+            );
+        }
         if !split.chunks.is_empty() {
             let each: Vec<String> = costs
                 .iter()
@@ -281,6 +314,37 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What an update making the stored item into `item` would cost instead
+/// of an overwrite: the changes found without reading the payload
+/// ([`dynaslice_core::plan::changes_to`]) and the update's plan (a dry
+/// run). `None` when nothing is stored, nothing changes, or the stored
+/// manifest does not name its attributes.
+async fn update_instead(
+    client: &Client,
+    table: &TableConfig,
+    stored: Option<&Item>,
+    item: &Item,
+    options: &PutOptions,
+) -> Result<Option<(Changes, UpdatePlan)>, HostError> {
+    let Some(stored) = stored else {
+        return Ok(None);
+    };
+    let changes = dynaslice_core::plan::changes_to(stored, item, &table.key)
+        .map_err(dynaslice_core::plan::PlanError::from)?;
+    let Some(changes) = changes.filter(|c| !c.set.is_empty() || !c.remove.is_empty()) else {
+        return Ok(None);
+    };
+    let dry_run = UpdateOptions {
+        put: options.clone(),
+        dry_run: true,
+        ..UpdateOptions::default()
+    };
+    let key = table.key.key_of(item);
+    let outcome =
+        dynaslice_host::update(client, table, &key, changes.clone(), &dry_run, &()).await?;
+    Ok(Some((changes, outcome.plan)))
 }
 
 pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode, HostError> {
