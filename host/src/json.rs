@@ -271,7 +271,7 @@ impl OutcomeJson for crate::UpdateOutcome {
             "reason": reason,
             "applied": self.applied,
             "writeUnits": self.plan.write_units,
-            "reused": self.plan.carried.iter().flat_map(|g| g.spilled.clone()).collect::<Vec<_>>(),
+            "reused": self.plan.reused(),
             "put": self.put.as_ref().map(|p| p.to_json(key)),
             "consumedWriteUnits": self.consumed.write,
             "consumedReadUnits": self.consumed.read,

@@ -237,6 +237,14 @@ pub struct UpdatePlan {
 }
 
 impl UpdatePlan {
+    /// The attributes of the frames a rewrite reuses ([`UpdatePlan::carried`]).
+    pub fn reused(&self) -> Vec<String> {
+        self.carried
+            .iter()
+            .flat_map(|g| g.spilled.clone())
+            .collect()
+    }
+
     /// `parent` or `rewrite`: how results name the path.
     pub fn path(&self) -> &'static str {
         match self.steps {

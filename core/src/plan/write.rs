@@ -444,11 +444,16 @@ pub fn plan_streamed_commit_as(
     commit_as: Commit,
 ) -> Result<WritePlan, PlanError> {
     let cleanup = replaced_chunks(split, target, expect)?;
+    // A streamed write has one frame, its own.
     let abort = match &split.manifest {
-        Some(m) => chunk_deletes(target, &split.parent, m.version, m.chunk_count)?,
+        Some(m) => frame_deletes(
+            target,
+            &split.parent,
+            m.frames().map(|f| (f.version, f.chunk_count)).collect(),
+            None,
+        )?,
         None => Vec::new(),
     };
-    // (A streamed write has one frame, its own: nothing of another's.)
     Ok(WritePlan {
         steps: WriteSteps::Batch {
             chunks: Vec::new(),
@@ -530,20 +535,6 @@ fn written_chunk_deletes(
                 parsed.seq,
             )
         })
-        .map(|key| Ok((target.chunk_table.to_string(), WriteRequest::Delete(key?))))
-        .collect::<Result<Vec<_>, PlanError>>()?;
-    Ok(pack_batch_writes(keys))
-}
-
-/// Batches deleting chunks `0..count` of `version` of the item keyed by `parent`.
-pub(super) fn chunk_deletes(
-    target: &Target<'_>,
-    parent: &Item,
-    version: VersionId,
-    count: u32,
-) -> Result<Vec<BatchWrite>, PlanError> {
-    let keys = (0..count)
-        .map(|seq| chunk_key(target.key, target.layout, parent, version, seq))
         .map(|key| Ok((target.chunk_table.to_string(), WriteRequest::Delete(key?))))
         .collect::<Result<Vec<_>, PlanError>>()?;
     Ok(pack_batch_writes(keys))

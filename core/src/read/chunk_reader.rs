@@ -209,6 +209,14 @@ impl ChunkReader {
         }
     }
 
+    /// The bytes chunk `seq` holds (0 beyond the last, or with no chunks).
+    pub fn chunk_len(&self, seq: u32) -> u64 {
+        match &self.source {
+            Source::Payload(p) if seq < self.chunk_count() => p.feed.manifest.chunk_len(seq),
+            _ => 0,
+        }
+    }
+
     /// The key attributes of chunk `seq`, to fetch it by.
     pub fn chunk_key(&self, seq: u32) -> Result<Item, ReassembleError> {
         let count = self.chunk_count();

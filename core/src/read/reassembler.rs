@@ -79,8 +79,8 @@ enum Source {
 /// The frames of a chunked payload (a manifest's own, then its groups'),
 /// taken one after the other: chunk numbers run on across frames.
 struct Frames {
-    /// Every frame's id and chunk count, in order.
-    all: Vec<(VersionId, u32)>,
+    /// The manifest read: every frame's id, chunk count and lengths.
+    whole: Manifest,
     /// The frame whose chunks are arriving.
     current: Chunks,
     /// The frames still to come, the next last.
@@ -88,23 +88,6 @@ struct Frames {
     /// The attributes of the frames decoded so far.
     decoded: Item,
     max_raw_bytes: usize,
-}
-
-impl Frames {
-    /// Frame and chunk number within it of chunk `seq` of all.
-    fn locate(&self, mut seq: u32) -> Option<(VersionId, u32)> {
-        for &(id, count) in &self.all {
-            if seq < count {
-                return Some((id, seq));
-            }
-            seq -= count;
-        }
-        None
-    }
-
-    fn total(&self) -> u32 {
-        self.all.iter().map(|&(_, n)| n).sum()
-    }
 }
 
 struct Chunks {
@@ -150,15 +133,12 @@ impl Reassembler {
         // Fail now, not at the first chunk, if the parent's key cannot make
         // chunk keys.
         reassembler.chunk_key_of(manifest.version, 0)?;
-        let all = manifest
-            .frames()
-            .map(|f| (f.version, f.chunk_count))
-            .collect();
+        let whole = manifest.clone();
         let mut manifest = manifest;
         let mut pending = core::mem::take(&mut manifest.groups);
         pending.reverse();
         reassembler.source = Source::Chunks(Box::new(Frames {
-            all,
+            whole,
             current: Chunks::new(manifest, options.max_raw_bytes)?,
             pending,
             decoded: Item::new(),
@@ -171,7 +151,10 @@ impl Reassembler {
     /// payload. The chunks of a manifest's groups follow its own.
     pub fn chunk_count(&self) -> u32 {
         match &self.source {
-            Source::Chunks(frames) => frames.total(),
+            // At most 65 frames of at most 999,999 chunks each: fits.
+            Source::Chunks(frames) => {
+                u32::try_from(frames.whole.total_chunks()).unwrap_or(u32::MAX)
+            }
             Source::Decoded(_) => 0,
         }
     }
@@ -180,11 +163,22 @@ impl Reassembler {
     pub fn chunk_key(&self, seq: u32) -> Result<Item, ReassembleError> {
         let count = self.chunk_count();
         match &self.source {
-            Source::Chunks(frames) => match frames.locate(seq) {
-                Some((id, local)) => self.chunk_key_of(id, local),
+            Source::Chunks(frames) => match frames.whole.frame_chunk(seq) {
+                Some((frame, local)) => self.chunk_key_of(frame.version, local),
                 None => Err(ReassembleError::ChunkOutOfRange { seq, count }),
             },
             Source::Decoded(_) => Err(ReassembleError::ChunkOutOfRange { seq, count }),
+        }
+    }
+
+    /// The bytes chunk `seq` holds (0 beyond the last, or with no chunks).
+    pub fn chunk_len(&self, seq: u32) -> u64 {
+        match &self.source {
+            Source::Chunks(frames) => frames
+                .whole
+                .frame_chunk(seq)
+                .map_or(0, |(frame, local)| frame.chunk_len(local)),
+            Source::Decoded(_) => 0,
         }
     }
 
@@ -219,14 +213,16 @@ impl Reassembler {
                     decoded,
                     ..
                 } = *frames;
+                // The current frame's own missing chunk first; then a
+                // frame never begun.
+                let last = decode_payload(current)?;
                 if let Some(next) = pending.last() {
-                    // A frame to come: the current one is complete.
                     return Err(ReassembleError::ChunkMissing {
                         seq: 0,
                         count: next.chunk_count,
                     });
                 }
-                merge(decoded, decode_payload(current)?)?
+                merge(decoded, last)?
             }
         };
         merge(self.parent, spilled)

@@ -9,11 +9,13 @@ use alloc::vec::Vec;
 
 use crate::codec::Compression;
 use crate::encoding::encode_attributes;
-use crate::manifest::{MAX_GROUPS, Manifest};
+use crate::manifest::{MANIFEST_ATTRIBUTE, MAX_GROUPS, Manifest};
 use crate::size::{attribute_size, item_size};
 use crate::value::Item;
 use crate::version::VersionId;
-use crate::write::spill::{Prepared, Spill, prepare, worst_case_manifest_size};
+use crate::write::spill::{
+    Prepared, Spill, prepare, worst_case_manifest, worst_case_manifest_size,
+};
 use crate::write::split::{
     SplitError, SplitItem, SplitOptions, put_manifest, split_prepared, split_spill,
 };
@@ -46,40 +48,55 @@ pub(crate) fn grouping(
     }
     large.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     // The parent may grow to the budget, or to what one frame's manifest
-    // already made it.
+    // already made it, never past the item limit.
     let kept_size = item_size(kept);
     let limit = options
         .parent_budget
-        .min(options.item_limit)
-        .max(kept_size + worst_case_manifest_size(names));
-    let mut alone: Vec<&String> = Vec::new();
+        .max(kept_size + worst_case_manifest_size(names))
+        .min(options.item_limit);
+    let mut alone: Vec<String> = Vec::new();
     for (name, _) in large {
-        let groups = alone.len() + 1;
-        if groups > MAX_GROUPS || kept_size + worst_case_grouped_size(names, groups) > limit {
+        alone.push(name.clone());
+        let fits = kept_size + worst_case_grouped_size(names, &alone) <= limit;
+        if alone.len() > MAX_GROUPS || !fits {
+            alone.pop();
             break;
         }
-        alone.push(name);
     }
+    let groups = frames_of(names, alone);
+    (groups.len() > 1).then_some(groups)
+}
+
+/// The frames `names` fall into with the attributes `alone` each a group:
+/// the others together first (when there are any), then each of `alone`.
+fn frames_of(names: &[String], alone: Vec<String>) -> Vec<Vec<String>> {
     let rest: Vec<String> = names
         .iter()
         .filter(|n| !alone.contains(n))
         .cloned()
         .collect();
-    let mut groups = Vec::with_capacity(alone.len() + 1);
+    let mut frames = Vec::with_capacity(alone.len() + 1);
     if !rest.is_empty() {
-        groups.push(rest);
+        frames.push(rest);
     }
-    groups.extend(alone.into_iter().map(|n| Vec::from([n.clone()])));
-    (groups.len() > 1).then_some(groups)
+    frames.extend(alone.into_iter().map(|n| Vec::from([n])));
+    frames
 }
 
-/// The largest `_ds` naming `names` with `groups` groups besides its own
-/// frame.
-fn worst_case_grouped_size(names: &[String], groups: usize) -> usize {
-    // Each group repeats a frame's fields (its own id, counts, digest) and
-    // names one attribute, already counted among `names`.
-    let single = worst_case_manifest_size(&[]);
-    worst_case_manifest_size(names) + groups * (single + 8)
+/// The largest `_ds` naming `names` with the attributes `alone` each a
+/// group: every frame's figures at their most digits, as
+/// [`worst_case_manifest`] makes them, so no real one is larger.
+fn worst_case_grouped_size(names: &[String], alone: &[String]) -> usize {
+    let mut frames = frames_of(names, alone.to_vec()).into_iter();
+    let mut manifest = worst_case_manifest(&frames.next().unwrap_or_default());
+    manifest.groups = frames
+        .enumerate()
+        .map(|(n, frame)| Manifest {
+            version: VersionId::new(0, n as u128 + 1),
+            ..worst_case_manifest(&frame)
+        })
+        .collect();
+    attribute_size(MANIFEST_ATTRIBUTE, &manifest.to_value())
 }
 
 /// The id of group `index` (1, 2, …) of a write of version `version`: the

@@ -152,7 +152,13 @@ fn choose_spill<'a>(
 
 /// The largest the manifest attribute can be with these spilled names.
 pub(crate) fn worst_case_manifest_size(spilled: &[String]) -> usize {
-    let manifest = Manifest {
+    attribute_size(MANIFEST_ATTRIBUTE, &worst_case_manifest(spilled).to_value())
+}
+
+/// A manifest of one frame naming `spilled` whose every figure takes the
+/// most digits it can: no real manifest naming them is larger.
+pub(crate) fn worst_case_manifest(spilled: &[String]) -> Manifest {
+    Manifest {
         version: VersionId::new(0, 0),
         layout: "collection".into(),
         codec: Codec::Deflate,
@@ -165,6 +171,5 @@ pub(crate) fn worst_case_manifest_size(spilled: &[String]) -> usize {
         inline: None,
         updated: None,
         groups: Vec::new(),
-    };
-    attribute_size(MANIFEST_ATTRIBUTE, &manifest.to_value())
+    }
 }

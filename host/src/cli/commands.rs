@@ -15,8 +15,8 @@ use dynaslice_host::json::{
     item_from_json, item_to_json, key_from_args, key_text, manifest_to_json,
 };
 use dynaslice_host::{
-    Changes, GetOptions, HostError, LayoutKind, OutcomeJson, PutOptions, TableConfig,
-    UpdateOptions, UpdatePlan, create_tables, fresh_version,
+    Changes, GetOptions, HostError, LayoutKind, OutcomeJson, PutOptions, TableConfig, UpdatePlan,
+    create_tables, fresh_version,
 };
 use serde_json::json;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -229,7 +229,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
         table.ttl.as_deref(),
         plan.steps.kind() == dynaslice_core::plan::WriteKind::Atomic,
     )?;
-    let instead = update_instead(client, &table, stored.as_ref(), &item, &options).await?;
+    let instead = update_instead(&table, stored.as_ref(), &item, &options)?;
     let read = dynaslice_core::plan::plan_read(&split.parent, &table.target(), true)?;
     let read_units = read.whole_read_units();
     let item_bytes = item_size(&item);
@@ -257,7 +257,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
                 "writeUnits": plan.write_units,
                 "set": changes.set.keys().collect::<Vec<_>>(),
                 "remove": changes.remove,
-                "reused": plan.carried.iter().flat_map(|g| g.spilled.clone()).collect::<Vec<_>>(),
+                "reused": plan.reused(),
             })),
         }));
     } else {
@@ -316,13 +316,13 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     Ok(ExitCode::SUCCESS)
 }
 
-/// What an update making the stored item into `item` would cost instead
-/// of an overwrite: the changes found without reading the payload
-/// ([`dynaslice_core::plan::changes_to`]) and the update's plan (a dry
-/// run). `None` when nothing is stored, nothing changes, or the stored
-/// manifest does not name its attributes.
-async fn update_instead(
-    client: &Client,
+/// What an update making the stored item (its parent `stored`, as read)
+/// into `item` would cost instead of an overwrite: the changes found
+/// without reading the payload ([`dynaslice_core::plan::changes_to`]) and
+/// the update's plan against that same parent (no second read). `None`
+/// when nothing is stored, nothing changes, or the stored manifest does
+/// not name its attributes.
+fn update_instead(
     table: &TableConfig,
     stored: Option<&Item>,
     item: &Item,
@@ -336,15 +336,20 @@ async fn update_instead(
     let Some(changes) = changes.filter(|c| !c.set.is_empty() || !c.remove.is_empty()) else {
         return Ok(None);
     };
-    let dry_run = UpdateOptions {
-        put: options.clone(),
-        dry_run: true,
-        ..UpdateOptions::default()
-    };
-    let key = table.key.key_of(item);
-    let outcome =
-        dynaslice_host::update(client, table, &key, changes.clone(), &dry_run, &()).await?;
-    Ok(Some((changes, outcome.plan)))
+    let core = table.core();
+    changes
+        .check(&core)
+        .map_err(dynaslice_core::protocol::ProtocolError::from)?;
+    let plan = dynaslice_core::plan::plan_update(
+        &table.key.key_of(item),
+        Some(stored),
+        &changes,
+        &core,
+        options.item_limit,
+        fresh_version(),
+        false,
+    )?;
+    Ok(Some((changes, plan)))
 }
 
 pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode, HostError> {

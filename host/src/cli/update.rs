@@ -44,14 +44,12 @@ pub async fn update(client: &Client, args: &UpdateArgs, json: bool) -> Result<Ex
     let how = match &outcome.plan.steps {
         UpdateSteps::Parent(_) => "one UpdateItem of the parent, no chunk touched".to_string(),
         UpdateSteps::Rewrite(why) => {
-            let carried = &outcome.plan.carried;
-            let reused = match carried.len() {
+            let reused = match outcome.plan.carried.len() {
                 0 => String::new(),
                 n => {
-                    let names: Vec<String> =
-                        carried.iter().flat_map(|g| g.spilled.clone()).collect();
                     let s = if n == 1 { "" } else { "s" };
-                    format!(", reusing {n} group{s} unchanged: {}", names.join(", "))
+                    let names = outcome.plan.reused().join(", ");
+                    format!(", reusing {n} group{s} unchanged: {names}")
                 }
             };
             format!("a rewrite as a new version ({why}{reused})")

@@ -393,9 +393,8 @@ pub fn update_outcome(outcome: &UpdateOutcome) -> JsValue {
     );
     let reused: Array = outcome
         .plan
-        .carried
+        .reused()
         .iter()
-        .flat_map(|g| g.spilled.iter())
         .map(|name| JsValue::from_str(name))
         .collect();
     set(&result, "reused", &reused);

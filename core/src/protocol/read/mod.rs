@@ -413,19 +413,13 @@ impl ReadMachine {
         Ok(true)
     }
 
-    /// The bytes of chunk `seq` of those this read takes: of every frame
-    /// for an item, of the frame holding it for an attribute.
+    /// The bytes of chunk `seq` of those this read takes, as its decoder
+    /// numbers them (every frame read, or the attribute's frame).
     fn chunk_len(&self, seq: u32) -> u64 {
-        let Some(manifest) = &self.manifest else {
-            return 0;
-        };
-        match &self.sink {
-            Sink::Item => manifest
-                .frame_chunk(seq)
-                .map_or(0, |(frame, seq)| frame.chunk_len(seq)),
-            Sink::Attribute { name, .. } => manifest
-                .frame_holding(name)
-                .map_or(0, |frame| frame.chunk_len(seq)),
+        match &self.decoder {
+            Decoder::Item(r) => r.chunk_len(seq),
+            Decoder::Attribute(r) => r.chunk_len(seq),
+            Decoder::None => 0,
         }
     }
 
