@@ -288,6 +288,13 @@ export interface GcOptions extends TableOptions, DriverOptions {
   segments?: number;
   /** The most capacity units (read and write) per second, on average. */
   maxUnitsPerSecond?: number;
+  /**
+   * With the table option `anchors: true`, gc reads the anchors index instead of every chunk:
+   * one small entry per 64 chunks, so reads grow with versions, not bytes, and counts are of
+   * anchors. `everyChunk: true` scans every chunk anyway, which also finds chunks written before
+   * anchors (default false).
+   */
+  everyChunk?: boolean;
   /** Called after every page with the counts so far. */
   onProgress?: (progress: { chunks: number; deleted: number }) => void;
 }

@@ -135,6 +135,13 @@ export interface TableOptions {
    * DescribeTimeToLive when neither this nor `indexKeys` is given.
    */
   ttl?: string | null;
+  /**
+   * The table chunks go to has the anchors index (`dynaslice-anchors`: a global secondary index
+   * on the binary `_da`, keys only; docs/FORMAT.md §6), as `dynaslice tables create` makes it:
+   * plans count the write unit each anchor's index entry costs, and `gc` reads the index instead
+   * of every chunk (default false).
+   */
+  anchors?: boolean;
 }
 
 /** A broken DynamoDB rule, found by {@link validateItem}. */

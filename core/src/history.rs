@@ -30,8 +30,8 @@ use crate::digest::chunk_digest;
 use crate::encoding::{decode_attributes, encode_item};
 use crate::layout::{MAX_CHUNKS, chunk_key};
 use crate::manifest::{
-    CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, MAX_GROUPS, Manifest,
-    ManifestError, stored_version,
+    ANCHOR_ATTRIBUTE, CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, MAX_GROUPS,
+    Manifest, ManifestError, stored_version,
 };
 use crate::plan::{BatchWrite, WriteRequest, pack_batch_writes};
 use crate::size::{MAX_ITEM_BYTES, item_size};
@@ -384,9 +384,15 @@ pub fn record_item(table: &Table, parent: &Item, version: VersionId) -> Result<I
     let data = encode_item(parent).to_vec();
     let digest = chunk_digest(&data, &version.to_text(), RECORD_SEQ);
     record.insert(CHUNK_DATA_ATTRIBUTE.to_string(), AttributeValue::B(data));
+    let digest = digest.to_be_bytes().to_vec();
+    // A record anchors itself (FORMAT section 6, "Anchors").
+    record.insert(
+        ANCHOR_ATTRIBUTE.to_string(),
+        AttributeValue::B(digest.clone()),
+    );
     record.insert(
         CHUNK_DIGEST_ATTRIBUTE.to_string(),
-        AttributeValue::B(digest.to_be_bytes().to_vec()),
+        AttributeValue::B(digest),
     );
     if let Some(ttl) = &table.ttl
         && let Some(value @ AttributeValue::N(_)) = parent.get(ttl)

@@ -20,6 +20,26 @@ use crate::version::{VERSION_ID_LEN, VersionId};
 pub const SEQ_DIGITS: usize = 6;
 /// Most chunks one virtual item may have (`999999`, six digits).
 pub const MAX_CHUNKS: u32 = 999_999;
+/// Chunks an anchor covers: itself and the next 63 of its frame
+/// (docs/FORMAT.md section 6, "Anchors").
+pub const ANCHOR_SPAN: u32 = 64;
+
+/// True when the item at position `seq` of a frame is an anchor: every
+/// 64th chunk (0, 64, 128, ...) and a version record (position 999,999).
+/// An anchor is written before the chunks it covers and deleted after
+/// them, so `gc` finds every chunk from the anchors alone.
+pub const fn is_anchor(seq: u32) -> bool {
+    seq.is_multiple_of(ANCHOR_SPAN) || seq == MAX_CHUNKS
+}
+
+/// The positions an anchor at `seq` covers besides itself: the rest of its
+/// span (never the record's position), or nothing for a record.
+pub fn anchored(seq: u32) -> core::ops::Range<u32> {
+    match seq {
+        MAX_CHUNKS => 0..0,
+        _ => seq + 1..seq.saturating_add(ANCHOR_SPAN).min(MAX_CHUNKS),
+    }
+}
 
 /// Where a virtual item's chunks are stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +58,10 @@ pub enum Layout {
 
 /// The chunk table's partition key attribute by default.
 pub const DEFAULT_CHUNK_KEY_NAME: &str = "pk";
+/// The anchors index (docs/FORMAT.md section 6, "Anchors"): a global
+/// secondary index of the table chunks live in, partition key `_da`
+/// (binary), keys only.
+pub const ANCHORS_INDEX: &str = "dynaslice-anchors";
 
 /// The chunk table of `table` by default: `<table>_chunks`.
 pub fn default_chunk_table(table: &str) -> String {

@@ -21,14 +21,18 @@ pub const MANIFEST_ATTRIBUTE: &str = "_ds";
 pub const CHUNK_DATA_ATTRIBUTE: &str = "_d";
 /// The chunk attribute holding a chunk's digest.
 pub const CHUNK_DIGEST_ATTRIBUTE: &str = "_h";
+/// The attribute marking an anchor ([`crate::layout::is_anchor`]): a copy of
+/// its `_h`, the key of the sparse index `gc` reads instead of every chunk.
+pub const ANCHOR_ATTRIBUTE: &str = "_da";
 /// Attribute names the stored format uses, which no item may use: a user's
 /// `_ds` would be read as a manifest, and in the item-collection layout an
 /// item holding `_d` and `_h` would look like a chunk (hidden by listings,
-/// deleted by `gc`).
-pub const RESERVED_ATTRIBUTES: [&str; 3] = [
+/// deleted by `gc`), and one holding `_da` would enter the anchors index.
+pub const RESERVED_ATTRIBUTES: [&str; 4] = [
     MANIFEST_ATTRIBUTE,
     CHUNK_DATA_ATTRIBUTE,
     CHUNK_DIGEST_ATTRIBUTE,
+    ANCHOR_ATTRIBUTE,
 ];
 
 /// The first reserved name among `names`, if any.

@@ -29,6 +29,11 @@ pub struct Table {
     /// The table's TTL attribute: kept on the parent and copied to every
     /// chunk, so chunks expire with their parent.
     pub ttl: Option<String>,
+    /// The anchors index of the table chunks go to, when it has one
+    /// ([`crate::layout::ANCHORS_INDEX`], docs/FORMAT.md section 6): `gc`
+    /// reads it instead of every chunk, and plans count the write unit each
+    /// anchor's entry costs.
+    pub anchors: Option<String>,
 }
 
 impl Table {
@@ -38,6 +43,7 @@ impl Table {
     pub fn target(&self, max_raw_bytes: u64) -> Target<'_> {
         Target {
             max_raw_bytes,
+            anchors_indexed: self.anchors.is_some(),
             ..Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
         }
     }
@@ -45,7 +51,10 @@ impl Table {
     /// The plan target of an operation that builds chunk keys but never
     /// holds the payload (see [`Target::keys_only`]).
     pub fn keys_target(&self) -> Target<'_> {
-        Target::new(&self.table, &self.chunk_table, &self.key, &self.layout).keys_only()
+        Target {
+            anchors_indexed: self.anchors.is_some(),
+            ..Target::new(&self.table, &self.chunk_table, &self.key, &self.layout).keys_only()
+        }
     }
 
     /// True for an item that is one of this table's chunks: in the

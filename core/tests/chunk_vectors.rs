@@ -1,8 +1,10 @@
-//! The chunk-set vectors (`tests/vectors/chunks.json`): the expected parent
-//! and chunk items of `split_item`, computed by an independent Python
+//! The chunk-set vectors (`tests/vectors/chunks.v2.json`): the expected
+//! parent and chunk items of `split_item`, computed by an independent Python
 //! implementation of `docs/FORMAT.md` (`tests/vectors/tools/reference.py`),
 //! not by dynaslice. Cases marked `decode_only` hold payloads compressed by
-//! Python's zlib and gzip: they check the reading side only.
+//! Python's zlib and gzip: they check the reading side only. The version 1
+//! file (`chunks.json`, written before anchors) is what older writers
+//! stored: every one of its sets must still read.
 
 mod common;
 
@@ -15,6 +17,10 @@ use dynaslice_core::{
 use serde_json::Value;
 
 fn vectors() -> Value {
+    common::load_vectors("chunks.v2.json", "dynaslice-chunk-vectors/2")
+}
+
+fn vectors_v1() -> Value {
     common::load_vectors("chunks.json", "dynaslice-chunk-vectors/1")
 }
 
@@ -118,7 +124,26 @@ fn split_gives_exactly_the_vectors_chunks() {
 
 #[test]
 fn every_vector_reassembles_to_its_item() {
-    let vectors = vectors();
+    reassembles_every_case(&vectors());
+}
+
+#[test]
+fn every_version_1_vector_still_reassembles() {
+    let v1 = vectors_v1();
+    assert!(
+        v1["cases"].as_array().unwrap().iter().all(|c| {
+            c["chunks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|chunk| chunk.get("_da").is_none())
+        }),
+        "version 1 has no anchors"
+    );
+    reassembles_every_case(&v1);
+}
+
+fn reassembles_every_case(vectors: &Value) {
     let mut wrong = Vec::new();
     for case in vectors["cases"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap();
@@ -166,4 +191,21 @@ fn vectors_cover_what_they_claim() {
             .iter()
             .any(|c| c["parent"]["_ds"]["M"].get("p").is_some())
     );
+    // Anchors: exactly chunks 0, 64, ... carry `_da`, a copy of `_h`, in a
+    // set long enough to have two.
+    let anchored = |c: &&Value| -> Vec<usize> {
+        let chunks = c["chunks"].as_array().unwrap();
+        for chunk in chunks.iter().filter(|ch| ch.get("_da").is_some()) {
+            assert_eq!(chunk["_da"], chunk["_h"]);
+        }
+        (0..chunks.len())
+            .filter(|&i| chunks[i].get("_da").is_some())
+            .collect()
+    };
+    for case in cases.iter().filter(|c| c["decode_only"] != true) {
+        let n = case["chunks"].as_array().unwrap().len();
+        let expected: Vec<usize> = (0..n).step_by(64).collect();
+        assert_eq!(anchored(&case), expected, "{}", case["name"]);
+    }
+    assert!(cases.iter().any(|c| anchored(&c).len() == 2));
 }

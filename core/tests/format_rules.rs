@@ -236,7 +236,7 @@ fn an_upload_is_checked_header_first_then_chunk_by_chunk_then_whole() {
 
 #[test]
 fn reserved_names_and_mode_names() {
-    assert_eq!(RESERVED_ATTRIBUTES, ["_ds", "_d", "_h"]);
+    assert_eq!(RESERVED_ATTRIBUTES, ["_ds", "_d", "_h", "_da"]);
     for mode in WriteMode::ALL {
         assert_eq!(WriteMode::from_name(mode.name()), Some(mode));
     }
@@ -263,6 +263,7 @@ fn an_upload_keeps_the_tables_index_keys_on_the_parent_and_its_chunks_carry_the_
             sort: false,
         }],
         ttl: Some("expires".into()),
+        anchors: None,
     };
     let mut item = Item::new();
     item.insert("pk".into(), AttributeValue::S("doc".into()));

@@ -105,6 +105,7 @@ fn scan_of(table: &TableConfig, limit: Option<u32>, start: Option<Item>) -> Scan
         start,
         limit,
         segment: None,
+        index: None,
     }
 }
 

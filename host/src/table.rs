@@ -5,10 +5,12 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, BillingMode, KeySchemaElement, KeyType as SdkKeyType, ScalarAttributeType,
-    TimeToLiveSpecification, TimeToLiveStatus,
+    AttributeDefinition, BillingMode, CreateGlobalSecondaryIndexAction, GlobalSecondaryIndex,
+    GlobalSecondaryIndexUpdate, KeySchemaElement, KeyType as SdkKeyType, Projection,
+    ProjectionType, ScalarAttributeType, TimeToLiveSpecification, TimeToLiveStatus,
 };
-use dynaslice_core::layout::Layout;
+use dynaslice_core::layout::{ANCHORS_INDEX, Layout};
+use dynaslice_core::manifest::ANCHOR_ATTRIBUTE;
 use dynaslice_core::plan::Target;
 use dynaslice_core::{IndexKey, KeySchema, KeyType};
 
@@ -44,6 +46,10 @@ pub struct TableConfig {
     /// The chunk table's TTL attribute (the parent table's, in the
     /// item-collection layout).
     pub chunk_table_ttl: Option<String>,
+    /// The chunk table's anchors index ([`ANCHORS_INDEX`], docs/FORMAT.md
+    /// section 6), which `gc` reads instead of every chunk: made by
+    /// [`create_tables`], found by [`TableConfig::discover`] once active.
+    pub anchors: Option<String>,
 }
 
 /// Which layout to create or use.
@@ -69,6 +75,7 @@ impl TableConfig {
             index_keys: Vec::new(),
             ttl: None,
             chunk_table_ttl: None,
+            anchors: Some(ANCHORS_INDEX.to_string()),
         }
     }
 
@@ -82,6 +89,7 @@ impl TableConfig {
             index_keys: Vec::new(),
             ttl: None,
             chunk_table_ttl: None,
+            anchors: Some(ANCHORS_INDEX.to_string()),
         }
     }
 
@@ -102,12 +110,16 @@ impl TableConfig {
             chunk_table: self.chunk_table.clone(),
             index_keys: self.index_keys.clone(),
             ttl: self.ttl.clone(),
+            anchors: self.anchors.clone(),
         }
     }
 
     /// The plan target, refusing stored items over the default limit.
     pub fn target(&self) -> Target<'_> {
-        Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
+        Target {
+            anchors_indexed: self.anchors.is_some(),
+            ..Target::new(&self.table, &self.chunk_table, &self.key, &self.layout)
+        }
     }
 
     /// The plan target, refusing stored items over `max_raw_bytes` before
@@ -130,6 +142,12 @@ impl TableConfig {
             })?;
         let mut config = Self::discover_layout(client, table, described.key).await?;
         config.index_keys = described.index_keys;
+        config.anchors = match &config.layout {
+            Layout::ItemCollection => described.anchors,
+            Layout::ChunkTable { .. } => describe(client, &config.chunk_table)
+                .await?
+                .and_then(|d| d.anchors),
+        };
         config.ttl = describe_ttl(client, table).await?;
         config.chunk_table_ttl = match &config.layout {
             Layout::ChunkTable { .. } if config.ttl.is_some() => {
@@ -200,6 +218,8 @@ pub async fn describe_key(client: &Client, table: &str) -> Result<Option<KeySche
 struct Described {
     key: KeySchema,
     index_keys: Vec<IndexKey>,
+    /// Its anchors index, when active.
+    anchors: Option<String>,
 }
 
 /// The attribute TTL deletes items by, when TTL is on (or being turned on).
@@ -266,9 +286,21 @@ async fn describe(client: &Client, table: &str) -> Result<Option<Described>, Hos
     // Every index's key attributes, once each (a sort key of any index
     // takes the sort key's smaller limit); the table's own keys are kept
     // and checked already.
+    let is_anchors = |i: &aws_sdk_dynamodb::types::GlobalSecondaryIndexDescription| {
+        i.index_name() == Some(ANCHORS_INDEX)
+            && i.key_schema().first().map(|k| k.attribute_name()) == Some(ANCHOR_ATTRIBUTE)
+    };
+    // An index still being built (backfilled) lacks entries: scan instead.
+    let anchors = description
+        .global_secondary_indexes()
+        .iter()
+        .find(|i| is_anchors(i))
+        .filter(|i| i.index_status() == Some(&aws_sdk_dynamodb::types::IndexStatus::Active))
+        .map(|_| ANCHORS_INDEX.to_string());
     let index_schemas = description
         .global_secondary_indexes()
         .iter()
+        .filter(|i| !is_anchors(i))
         .map(|i| i.key_schema())
         .chain(
             description
@@ -295,6 +327,7 @@ async fn describe(client: &Client, table: &str) -> Result<Option<Described>, Hos
     Ok(Some(Described {
         key: schema,
         index_keys,
+        anchors,
     }))
 }
 
@@ -321,12 +354,18 @@ pub async fn create_tables(client: &Client, config: &TableConfig) -> Result<(), 
             reason: "the item-collection layout needs a string sort key".into(),
         });
     }
-    create_table(client, &config.table, &config.key).await?;
+    let anchors = config.anchors.as_deref();
+    let (parent_anchors, chunk_anchors) = match config.layout {
+        Layout::ItemCollection => (anchors, None),
+        Layout::ChunkTable { .. } => (None, anchors),
+    };
+    create_table(client, &config.table, &config.key, parent_anchors).await?;
     if let Layout::ChunkTable { key_name } = &config.layout {
         create_table(
             client,
             &config.chunk_table,
             &KeySchema::partition(key_name.clone(), KeyType::S),
+            chunk_anchors,
         )
         .await?;
     }
@@ -338,6 +377,71 @@ pub async fn create_tables(client: &Client, config: &TableConfig) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// Adds the anchors index to the table `config`'s chunks live in, when it
+/// lacks one, and waits until the index is built (DynamoDB backfills it
+/// from the items already stored). True when it added it.
+pub async fn add_anchors(client: &Client, config: &TableConfig) -> Result<bool, HostError> {
+    if config.anchors.is_some() {
+        return Ok(false);
+    }
+    let invalid = |e: aws_sdk_dynamodb::error::BuildError| HostError::Internal(e.to_string());
+    let create = CreateGlobalSecondaryIndexAction::builder()
+        .index_name(ANCHORS_INDEX)
+        .key_schema(anchor_key().map_err(invalid)?)
+        .projection(keys_only())
+        .build()
+        .map_err(invalid)?;
+    let definition = anchor_definition().map_err(invalid)?;
+    with_retries(|| {
+        client
+            .update_table()
+            .table_name(&config.chunk_table)
+            .attribute_definitions(definition.clone())
+            .global_secondary_index_updates(
+                GlobalSecondaryIndexUpdate::builder()
+                    .create(create.clone())
+                    .build(),
+            )
+            .send()
+    })
+    .await
+    .map_err(|failed| admin_error("UpdateTable", failed))?;
+    // Backfilling a large table takes a while: an hour at most here.
+    for _ in 0..36_000 {
+        if describe(client, &config.chunk_table)
+            .await?
+            .is_some_and(|d| d.anchors.is_some())
+        {
+            return Ok(true);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(HostError::TableUnsupported {
+        table: config.chunk_table.clone(),
+        reason: "its anchors index was not built within an hour; see DescribeTable".into(),
+    })
+}
+
+fn anchor_key() -> Result<KeySchemaElement, aws_sdk_dynamodb::error::BuildError> {
+    KeySchemaElement::builder()
+        .attribute_name(ANCHOR_ATTRIBUTE)
+        .key_type(SdkKeyType::Hash)
+        .build()
+}
+
+fn anchor_definition() -> Result<AttributeDefinition, aws_sdk_dynamodb::error::BuildError> {
+    AttributeDefinition::builder()
+        .attribute_name(ANCHOR_ATTRIBUTE)
+        .attribute_type(ScalarAttributeType::B)
+        .build()
+}
+
+fn keys_only() -> Projection {
+    Projection::builder()
+        .projection_type(ProjectionType::KeysOnly)
+        .build()
 }
 
 /// Turns TTL on for `table`, deleting items once `attribute` (seconds
@@ -360,13 +464,32 @@ async fn enable_ttl(client: &Client, table: &str, attribute: &str) -> Result<(),
     Ok(())
 }
 
-async fn create_table(client: &Client, table: &str, key: &KeySchema) -> Result<(), HostError> {
+/// Creates `table` keyed by `key`, with the anchors index `anchors` (keyed
+/// by `_da`, keys only) when named.
+async fn create_table(
+    client: &Client,
+    table: &str,
+    key: &KeySchema,
+    anchors: Option<&str>,
+) -> Result<(), HostError> {
+    let invalid = |e: aws_sdk_dynamodb::error::BuildError| HostError::Internal(e.to_string());
     let mut request = client
         .create_table()
         .table_name(table)
         .billing_mode(BillingMode::PayPerRequest);
+    if let Some(index) = anchors {
+        request = request
+            .attribute_definitions(anchor_definition().map_err(invalid)?)
+            .global_secondary_indexes(
+                GlobalSecondaryIndex::builder()
+                    .index_name(index)
+                    .key_schema(anchor_key().map_err(invalid)?)
+                    .projection(keys_only())
+                    .build()
+                    .map_err(invalid)?,
+            );
+    }
     for (attribute, role) in key.attributes().zip([SdkKeyType::Hash, SdkKeyType::Range]) {
-        let invalid = |e: aws_sdk_dynamodb::error::BuildError| HostError::Internal(e.to_string());
         request = request
             .key_schema(
                 KeySchemaElement::builder()

@@ -139,9 +139,11 @@ async fn stored_and_chunks(
     let census = dynaslice_host::gc(
         client,
         table,
+        // Every chunk item, counted (not the anchors index).
         &GcOptions {
             grace: Duration::ZERO,
             dry_run: true,
+            every_chunk: true,
             ..GcOptions::default()
         },
     )

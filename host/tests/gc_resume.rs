@@ -51,6 +51,9 @@ async fn a_gc_killed_mid_run_and_resumed_from_its_cursor_finishes_the_same() {
         command
             .args(["--endpoint", common::endpoint(), "gc", "-t", &table.table])
             .args(["--cursor", cursor.to_str().unwrap()])
+            // Every chunk, in many 1 MB pages (the anchors index would be
+            // a single small page).
+            .arg("--scan")
             .args(rest)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -90,6 +93,7 @@ async fn a_gc_killed_mid_run_and_resumed_from_its_cursor_finishes_the_same() {
     let dry = GcOptions {
         grace: Duration::ZERO,
         dry_run: true,
+        every_chunk: true,
         ..GcOptions::default()
     };
     let after = dynaslice_host::gc(&client, &table, &dry).await.unwrap();

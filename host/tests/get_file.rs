@@ -458,10 +458,11 @@ fn estimate_of_an_overwrite_equals_what_the_overwrite_consumes() {
     assert_eq!(second["replaces"], true, "{second}");
     // By hand from docs/FORMAT.md: the old frame is 1,000,035 bytes (13 of
     // header, 14 of value-stream prefix, the data, 8 of trailer) in chunks
-    // of 409,549 bytes with 51 bytes of key and digest each (pk "doc"):
-    // deletes of 409,600, 409,600 and 180,988 bytes, 400 + 400 + 177 units;
-    // the parents are the same size.
-    assert_eq!(second["replaceWriteUnits"], 977, "{second}");
+    // of 409,538 bytes with 51 bytes of key and digest each (pk "doc"),
+    // and 11 more on chunk 0, an anchor: deletes of 409,600, 409,589 and
+    // 181,010 bytes, 400 + 400 + 177 units, and 1 for chunk 0's entry in
+    // the anchors index; the parents are the same size.
+    assert_eq!(second["replaceWriteUnits"], 978, "{second}");
     let replaced = put(new);
     assert_eq!(
         replaced["consumedWriteUnits"].as_f64(),

@@ -423,8 +423,11 @@ async fn an_expired_item_whose_chunks_are_gone_reads_item_expired() {
     let report = dynaslice_host::gc(
         &client,
         &table,
+        // Every chunk item: the test's stand-in for TTL deleted chunk 0,
+        // the anchor (TTL would delete the others too, in no set order).
         &dynaslice_host::GcOptions {
             grace: std::time::Duration::ZERO,
+            every_chunk: true,
             ..dynaslice_host::GcOptions::default()
         },
     )

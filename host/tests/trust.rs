@@ -264,6 +264,7 @@ async fn gc_keeps_the_chunks_of_a_manifest_it_cannot_read() {
         &GcOptions {
             grace: Duration::ZERO,
             dry_run: false,
+            every_chunk: true,
             ..GcOptions::default()
         },
     )

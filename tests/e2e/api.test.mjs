@@ -26,7 +26,7 @@ test('tampered uploads are refused with their codes and change nothing', async (
     assert.equal(config.keyPrefix, PREFIX);
     assert.equal(config.maxItemBytes, MAX_ITEM_BYTES);
     const table = config.tables.find((x) => x.name === TABLE);
-    const options = { table: table.name, key: table.key, layout: table.layout, chunkTable: table.chunkTable };
+    const options = { table: table.name, key: table.key, layout: table.layout, chunkTable: table.chunkTable, anchors: table.anchors };
     const orderItem = (pk, bytes) => ({ pk: { S: pk }, body: { S: orderHistory(bytes) } });
 
     // An item already stored: every tampered overwrite of it must leave it as it is.

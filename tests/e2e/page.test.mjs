@@ -39,7 +39,7 @@ test('a 5 MB sample: size, plan, upload, verified, preview, inspect, delete', as
     const config = await getConfig(server);
     const table = config.tables.find((x) => x.name === 'dynaslice-demo');
     assert.ok(table, 'the default table is served');
-    const options = { table: table.name, key: table.key, layout: table.layout, chunkTable: table.chunkTable };
+    const options = { table: table.name, key: table.key, layout: table.layout, chunkTable: table.chunkTable, anchors: table.anchors };
 
     const key = await page.inputValue('#key');
     assert.equal(key, 'orders-2026', 'the key field starts with a sensible key');

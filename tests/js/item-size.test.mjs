@@ -15,7 +15,7 @@ import { expandItem, loadVectors } from './support/vectors.mjs';
 const { itemSizeInCore } = boundApi();
 const sizes = await loadVectors('sizes.json', 'dynaslice-size-vectors/1');
 const streams = await loadVectors('stream.json', 'dynaslice-stream-vectors/1');
-const chunkSets = await loadVectors('chunks.json', 'dynaslice-chunk-vectors/1');
+const chunkSets = await loadVectors('chunks.v2.json', 'dynaslice-chunk-vectors/2');
 
 /** The core's answer: `{ size }` or `{ code }`. */
 function coreAnswer(item, options) {

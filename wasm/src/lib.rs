@@ -92,7 +92,7 @@ pub fn split(item: &[u8], stored: Option<Box<[u8]>>, options: JsValue) -> JsResu
     set(
         result.unchecked_ref(),
         "costs",
-        &convert::write_costs(&split),
+        &convert::write_costs(&split, table.anchors.is_some()),
     );
     Ok(result)
 }

@@ -94,7 +94,7 @@ function tableOptions() {
   const t = state.table;
   // The table's index keys and TTL attribute stay on the parent (the server refuses an upload
   // that spills them), and the chunks leave room for the TTL value.
-  return { table: t.name, key: t.key, layout: t.layout === 'collection' ? 'collection' : 'table', chunkTable: t.chunkTable, indexKeys: t.indexKeys ?? [], ttl: t.ttl ?? null };
+  return { table: t.name, key: t.key, layout: t.layout === 'collection' ? 'collection' : 'table', chunkTable: t.chunkTable, indexKeys: t.indexKeys ?? [], ttl: t.ttl ?? null, anchors: t.anchors === true };
 }
 
 const TYPE_NAMES = { S: 'text', N: 'number', B: 'base64 bytes' };

@@ -6,8 +6,8 @@ use alloc::vec::Vec;
 
 use super::{MAX_TRANSACT_ACTIONS, MAX_TRANSACT_BYTES, PlanError, Target, WriteMode};
 use crate::capacity::write_units;
-use crate::layout::chunk_key;
-use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE};
+use crate::layout::{chunk_key, is_anchor};
+use crate::manifest::{ANCHOR_ATTRIBUTE, CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE};
 use crate::size::item_size;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
@@ -38,8 +38,15 @@ impl WriteCosts {
 }
 
 /// The costs of writing `split` (what [`super::plan_write`]'s plan in each
-/// mode reports as its `write_units`).
+/// mode reports as its `write_units`) to a table without the anchors index.
 pub fn write_costs(split: &SplitItem) -> WriteCosts {
+    write_costs_to(split, false)
+}
+
+/// [`write_costs`] to a table with the anchors index when `anchors_indexed`
+/// ([`Target::anchors_indexed`]): each anchor's entry costs one more unit,
+/// two in a transaction.
+pub fn write_costs_to(split: &SplitItem, anchors_indexed: bool) -> WriteCosts {
     let parent = item_size(&split.parent);
     if split.chunks.is_empty() {
         let units = write_units(parent, false);
@@ -49,7 +56,18 @@ pub fn write_costs(split: &SplitItem) -> WriteCosts {
         };
     }
     let sizes = || split.chunks.iter().map(item_size).chain([parent]);
-    let units = |transactional| sizes().map(|s| write_units(s, transactional)).sum();
+    let anchors = match anchors_indexed {
+        true => split
+            .chunks
+            .iter()
+            .filter(|c| c.contains_key(ANCHOR_ATTRIBUTE))
+            .count() as u64,
+        false => 0,
+    };
+    let units = |transactional| {
+        let entries = if transactional { 2 * anchors } else { anchors };
+        sizes().map(|s| write_units(s, transactional)).sum::<u64>() + entries
+    };
     let fits =
         split.chunks.len() < MAX_TRANSACT_ACTIONS && sizes().sum::<usize>() <= MAX_TRANSACT_BYTES;
     WriteCosts {
@@ -64,9 +82,12 @@ pub fn write_costs(split: &SplitItem) -> WriteCosts {
 /// transaction's put when `transactional`) by the larger of the old and the
 /// new parent, and each delete of a replaced chunk (after the commit, by
 /// BatchWriteItem in every mode) by that chunk's size: its key, digest,
-/// data and, with `ttl`, the TTL attribute it carries. Writes to secondary
-/// indexes are not counted. A stored manifest beyond `target`'s limits
-/// costs no cleanup: the write leaves those chunks to `gc`.
+/// data, an anchor's mark and, with `ttl`, the TTL attribute it carries;
+/// an anchor's delete also costs its entry in the anchors index when the
+/// target has one (an older writer's anchor, unmarked, costs less: this
+/// errs high). Writes to the table's own secondary indexes are not
+/// counted. A stored manifest beyond `target`'s limits costs no cleanup:
+/// the write leaves those chunks to `gc`.
 pub fn replace_write_units(
     stored: Option<&Item>,
     new_parent: usize,
@@ -110,12 +131,19 @@ pub(crate) fn replace_write_units_sparing(
         empty.insert(name.into(), value.clone());
     }
     let overhead = item_size(&empty) as u64;
+    let mark = (ANCHOR_ATTRIBUTE.len() + 8) as u64;
+    let delete = |seq: u32, len: u64| match is_anchor(seq) {
+        true => {
+            write_units((overhead + mark + len) as usize, false) + u64::from(target.anchors_indexed)
+        }
+        false => write_units((overhead + len) as usize, false),
+    };
     // Every frame's chunks: a group's id is as long as a version's.
     let cleanup: u64 = manifest
         .frames()
         .filter(|f| !spared.contains(&f.version))
-        .flat_map(|f| (0..f.chunk_count).map(move |seq| f.chunk_len(seq)))
-        .map(|len| write_units((overhead + len) as usize, false))
+        .flat_map(|f| (0..f.chunk_count).map(move |seq| (seq, f.chunk_len(seq))))
+        .map(|(seq, len)| delete(seq, len))
         .sum();
     Ok(parent + cleanup)
 }

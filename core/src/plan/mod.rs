@@ -13,7 +13,7 @@ mod update;
 mod write;
 
 pub use changes::changes_to;
-pub use cost::{WriteCosts, replace_write_units, write_costs};
+pub use cost::{WriteCosts, replace_write_units, write_costs, write_costs_to};
 pub use delete::{DeletePlan, plan_delete};
 pub use error::PlanError;
 pub use ops::*;
@@ -54,6 +54,9 @@ pub struct Target<'a> {
     /// never hold the payload (delete, the cleanup after an overwrite,
     /// inspect), whose `max_raw_bytes` is then unlimited.
     pub max_chunks: u32,
+    /// The table chunks go to has the anchors index: writing or deleting an
+    /// anchor costs one more write unit, its entry's (false by default).
+    pub anchors_indexed: bool,
 }
 
 impl<'a> Target<'a> {
@@ -71,6 +74,7 @@ impl<'a> Target<'a> {
             layout,
             max_raw_bytes: crate::DEFAULT_MAX_RAW_BYTES as u64,
             max_chunks: crate::layout::MAX_CHUNKS,
+            anchors_indexed: false,
         }
     }
 

@@ -240,4 +240,6 @@ pub struct Scan {
     pub limit: Option<u32>,
     /// One segment of a parallel Scan, `(Segment, TotalSegments)`.
     pub segment: Option<(u32, u32)>,
+    /// A secondary index of the table to scan instead (`IndexName`).
+    pub index: Option<String>,
 }

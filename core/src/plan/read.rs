@@ -7,8 +7,8 @@ use alloc::vec::Vec;
 use super::ops::{BatchGet, Get, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS};
 use super::{PlanError, Target};
 use crate::capacity::{ReadConsistency, read_half_units};
-use crate::layout::chunk_key;
-use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, Manifest};
+use crate::layout::{chunk_key, is_anchor};
+use crate::manifest::{ANCHOR_ATTRIBUTE, CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, Manifest};
 use crate::size::{attribute_size, item_size};
 use crate::value::{AttributeValue, Item};
 
@@ -82,7 +82,7 @@ pub fn plan_read(
         .flat_map(|f| (0..f.chunk_count).map(move |seq| (f, seq)));
     for (frame, seq) in chunks {
         let key = chunk_key(target.key, target.layout, parent, frame.version, seq)?;
-        let size = chunk_size(&key, frame.chunk_len(seq) as usize);
+        let size = chunk_size(&key, seq, frame.chunk_len(seq) as usize);
         half_units += read_half_units(size, consistency);
         let fits = batches.last().is_some_and(|b| {
             b.keys.len() < MAX_BATCH_GET_KEYS && b.expected_bytes + size <= MAX_BATCH_GET_BYTES
@@ -108,13 +108,17 @@ pub fn plan_read(
     })
 }
 
-/// The exact size of a chunk item with this key and `data_len` bytes.
-fn chunk_size(key: &Item, data_len: usize) -> usize {
-    item_size(key)
-        + attribute_size(
-            CHUNK_DIGEST_ATTRIBUTE,
-            &AttributeValue::B(Vec::from([0; 8])),
-        )
-        + CHUNK_DATA_ATTRIBUTE.len()
-        + data_len
+/// The exact size of chunk `seq` with this key and `data_len` bytes (an
+/// anchor's mark included; 11 bytes high for an anchor written before
+/// anchors were, which only errs toward smaller batches).
+fn chunk_size(key: &Item, seq: u32, data_len: usize) -> usize {
+    let digest = attribute_size(
+        CHUNK_DIGEST_ATTRIBUTE,
+        &AttributeValue::B(Vec::from([0; 8])),
+    );
+    let anchor = match is_anchor(seq) {
+        true => ANCHOR_ATTRIBUTE.len() + 8,
+        false => 0,
+    };
+    item_size(key) + digest + anchor + CHUNK_DATA_ATTRIBUTE.len() + data_len
 }

@@ -9,7 +9,7 @@ use super::{PlanError, Target};
 use crate::capacity::write_units;
 use crate::key::KeySchema;
 use crate::layout::{chunk_key, parse_chunk_key};
-use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, UPDATED_FIELD};
+use crate::manifest::{ANCHOR_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, UPDATED_FIELD};
 use crate::size::item_size;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
@@ -287,6 +287,10 @@ pub struct WritePlan {
     /// expected version's chunks. An unconditional commit learns what it
     /// replaced from its answer instead ([`super::plan_replaced`]).
     pub cleanup: Vec<BatchWrite>,
+    /// Write units of the anchors index's entries the chunk puts add: one
+    /// per anchor, on a table with the index ([`Target::anchors_indexed`]),
+    /// two in a transaction.
+    pub index_units: u64,
 }
 
 impl WriteSteps {
@@ -320,6 +324,7 @@ impl WritePlan {
                     + write_units(item_size(&commit.item), false)
             }
         }
+        .saturating_add(self.index_units)
     }
 }
 
@@ -357,10 +362,12 @@ pub fn plan_write_as(
             Commit::IfExpected => WritePlan {
                 steps: WriteSteps::Single(commit),
                 cleanup,
+                index_units: 0,
             },
             Commit::Overwrite => WritePlan {
                 steps: WriteSteps::Single(overwrite_put(split, target)),
                 cleanup: Vec::new(),
+                index_units: 0,
             },
         });
     }
@@ -399,7 +406,23 @@ pub fn plan_write_as(
             }
         }
     };
-    Ok(WritePlan { steps, cleanup })
+    let anchors = match target.anchors_indexed {
+        true => split
+            .chunks
+            .iter()
+            .filter(|c| c.contains_key(ANCHOR_ATTRIBUTE))
+            .count() as u64,
+        false => 0,
+    };
+    let index_units = match steps {
+        WriteSteps::Atomic(_) => 2 * anchors,
+        _ => anchors,
+    };
+    Ok(WritePlan {
+        steps,
+        cleanup,
+        index_units,
+    })
 }
 
 /// The deletes of the chunks of the version `expect` replaces, after
@@ -455,6 +478,7 @@ pub fn plan_streamed_commit_as(
         None => Vec::new(),
     };
     Ok(WritePlan {
+        index_units: 0,
         steps: WriteSteps::Batch {
             chunks: Vec::new(),
             overwrite: commit_as.overwrite(split, target),

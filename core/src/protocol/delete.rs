@@ -3,16 +3,15 @@
 //! so is the item), then delete its chunks. A concurrent overwrite between
 //! the read and the delete is a conflict that leaves the new version whole.
 
-use alloc::vec::Vec;
-
 use super::clock::StoreClock;
+use super::deletes::Deletes;
 use super::error::ProtocolError;
 use super::flights::{Consumed, Flights, Resend, Settled, item};
 use super::pace::Pace;
 use super::policy::{DEFAULT_CONCURRENCY, INITIAL_WRITE_LIMIT, RetryPolicy};
 use super::request::{Request, RequestId, Response};
 use super::{Env, Machine, Step};
-use crate::plan::{BatchWrite, DeletePlan, parent_get, plan_delete};
+use crate::plan::{DeletePlan, parent_get, plan_delete};
 use crate::table::Table;
 use crate::value::Item;
 
@@ -53,8 +52,8 @@ pub struct DeleteMachine {
     key: Item,
     flights: Flights<Purpose>,
     plan: Option<DeletePlan>,
-    /// Chunk deletes to send (any order).
-    chunks: Vec<BatchWrite>,
+    /// Chunk deletes to send, anchors last.
+    chunks: Deletes<Purpose>,
     existed: bool,
     chunks_deleted: usize,
     chunks_left: usize,
@@ -74,7 +73,7 @@ impl DeleteMachine {
             key: Item::new(),
             flights,
             plan: None,
-            chunks: Vec::new(),
+            chunks: Deletes::default(),
             existed: false,
             chunks_deleted: 0,
             chunks_left: 0,
@@ -144,7 +143,7 @@ impl DeleteMachine {
     fn parent_deleted(&mut self) {
         self.existed = true;
         if let Some(plan) = self.plan.take() {
-            self.chunks = plan.chunks;
+            self.chunks.add(&self.table, plan.chunks, Purpose::Chunks);
         }
     }
 }
@@ -163,18 +162,13 @@ impl Machine for DeleteMachine {
                     None => Step::Wait,
                 };
             }
-            if self.flights.room()
-                && let Some(batch) = self.chunks.pop()
-            {
-                let count = batch.requests.len();
-                self.flights.send(
-                    Request::BatchWrite(batch),
-                    Purpose::Chunks(count),
-                    Resend::Transient,
-                );
+            if self.chunks.send(&mut self.flights) {
                 continue;
             }
-            if self.existed && self.chunks.is_empty() && self.flights.open() == 0 {
+            if self.existed && !self.chunks.waiting() && self.flights.open() == 0 {
+                // Anchors held back by a failed delete stay for gc.
+                let held = self.chunks.take_unsent();
+                self.chunks_left += held.iter().map(|(b, _)| b.requests.len()).sum::<usize>();
                 self.finish(Ok(self.outcome()));
                 continue;
             }
@@ -183,7 +177,12 @@ impl Machine for DeleteMachine {
     }
 
     fn handle(&mut self, id: RequestId, response: Response) {
-        let result = match self.flights.land(id, response) {
+        let settled = self.flights.land(id, response);
+        if let Some(settled) = &settled {
+            self.chunks
+                .settled(id, matches!(settled, Settled::Answer(..)));
+        }
+        let result = match settled {
             Some(Settled::Answer(purpose, answer)) => self.answered(purpose, item(answer)),
             Some(Settled::Failed(Purpose::Delete, failed)) if failed.condition_failed() => {
                 self.read_parent(Purpose::Check);
@@ -220,7 +219,8 @@ impl Machine for DeleteMachine {
                 Purpose::Chunks(count) => count,
                 _ => 0,
             });
-        let unsent = self.chunks.drain(..).map(|b| b.requests.len());
+        let unsent = self.chunks.take_unsent();
+        let unsent = unsent.iter().map(|(b, _)| b.requests.len());
         self.chunks_left += dropped.chain(unsent).sum::<usize>();
         let result = match self.existed {
             true => Ok(self.outcome()),

@@ -14,6 +14,16 @@
 //! manifests only); the page's verdicts sent as deletes; then the next
 //! page. Nothing is kept from a page but counters.
 //!
+//! What it scans: the anchors index when the table has one
+//! ([`Table::anchors`]: one small entry per 64 chunks, never a chunk's
+//! bytes; an unreferenced anchor's whole span is deleted, the anchor last),
+//! else (or with [`GcOptions::every_chunk`]) every chunk item. Either Scan is eventually consistent, which is
+//! safe: it only proposes candidates. A verdict rests on a strongly
+//! consistent read of the parent and on the version's age, so a stale page
+//! can only propose a chunk already deleted (deleting it again changes
+//! nothing) or miss one written a moment ago (within the grace period, so
+//! kept anyway; the next run sees it).
+//!
 //! A parent whose manifest cannot be read (damaged, or written by a newer
 //! format version) keeps every chunk of its key: not understanding the
 //! data is a reason to stop, never to delete it. The manifest is read with
@@ -26,6 +36,7 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use super::clock::StoreClock;
+use super::deletes::Deletes;
 use super::error::ProtocolError;
 use super::flights::{Consumed, Flights, Resend, Settled, found};
 use super::pace::Pace;
@@ -33,8 +44,10 @@ use super::policy::{DEFAULT_CONCURRENCY, DEFAULT_GRACE, INITIAL_WRITE_LIMIT, Ret
 use super::request::{Answer, Request, RequestId, Response};
 use super::{Env, Machine, Step};
 use crate::history::{History, HistoryError};
-use crate::layout::{Layout, canonical_key, parse_chunk_key};
-use crate::manifest::{CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, ManifestError};
+use crate::layout::{Layout, anchored, canonical_key, chunk_key, is_anchor, parse_chunk_key};
+use crate::manifest::{
+    ANCHOR_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, ManifestError,
+};
 use crate::plan::{BatchGet, MAX_BATCH_GET_KEYS, Scan, WriteRequest, pack_batch_writes};
 use crate::table::Table;
 use crate::value::Item;
@@ -59,6 +72,11 @@ pub struct GcOptions {
     /// each page starts only once the units spent so far fit the rate, so
     /// maintenance leaves the table's capacity to the application.
     pub max_units_per_second: Option<u32>,
+    /// Scan every chunk item even when the table has an anchors index
+    /// ([`Table::anchors`], docs/FORMAT.md section 6, "Anchors"), which a
+    /// run reads otherwise: reads then grow with stored bytes, not
+    /// versions, but the run also finds chunks written before anchors.
+    pub every_chunk: bool,
 }
 
 impl Default for GcOptions {
@@ -69,15 +87,17 @@ impl Default for GcOptions {
             segment: None,
             start: None,
             max_units_per_second: None,
+            every_chunk: false,
         }
     }
 }
 
-/// What `gc` found and did.
+/// What `gc` found and did: counts of chunk items, or of anchors in a run
+/// over the anchors index (each stands for up to 64 chunks).
 #[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct GcReport {
-    /// Chunk items seen.
+    /// Chunk items (or anchors) seen.
     pub chunks: usize,
     /// Chunks their parent references.
     pub referenced: usize,
@@ -181,8 +201,8 @@ pub struct GcMachine {
     last_page: bool,
     /// The page's chunks, by parent.
     page: Vec<Parent>,
-    /// Deletes to send (any order).
-    deletes: Vec<crate::plan::BatchWrite>,
+    /// Deletes to send, anchors last.
+    deletes: Deletes<Purpose>,
     report: GcReport,
     /// When the collection began, by the executor's clock (for the rate).
     started_ms: u64,
@@ -202,7 +222,7 @@ impl GcMachine {
             next: None,
             last_page: false,
             page: Vec::new(),
-            deletes: Vec::new(),
+            deletes: Deletes::default(),
             report: GcReport::default(),
             started_ms: env.local_ms,
         };
@@ -241,9 +261,26 @@ impl GcMachine {
         Duration::from_millis((due_ms - elapsed_ms).max(0.0) as u64)
     }
 
-    /// The chunk table's key attributes and each chunk's digest: enough to
-    /// tell a chunk (in an item collection, from the user's own items) and
-    /// to name it.
+    /// The anchors index this run reads, if any.
+    fn anchors(&self) -> Option<String> {
+        self.table
+            .anchors
+            .clone()
+            .filter(|_| !self.options.every_chunk)
+    }
+
+    /// The attribute every item the Scan proposes holds: `_da` in the
+    /// anchors index, `_h` (in an item collection, what tells a chunk from
+    /// the user's own items) in the chunk table.
+    fn mark(&self) -> &'static str {
+        match self.anchors() {
+            Some(_) => ANCHOR_ATTRIBUTE,
+            None => CHUNK_DIGEST_ATTRIBUTE,
+        }
+    }
+
+    /// The chunk table's key attributes and the mark: enough to tell a
+    /// chunk (or an anchor) and to name it.
     fn scan(&mut self) {
         let mut attributes: Vec<String> = match &self.table.layout {
             Layout::ChunkTable { key_name } => Vec::from([key_name.clone()]),
@@ -254,14 +291,15 @@ impl GcMachine {
                 .map(|k| k.name.clone())
                 .collect(),
         };
-        attributes.push(CHUNK_DIGEST_ATTRIBUTE.into());
+        attributes.push(self.mark().into());
         let scan = Scan {
             table: self.table.chunk_table.clone(),
             attributes,
-            consistent: true,
+            consistent: false,
             start: self.next.take(),
             limit: None,
             segment: self.options.segment,
+            index: self.anchors(),
         };
         let pause = self.pause();
         self.flights
@@ -275,15 +313,20 @@ impl GcMachine {
         self.next = next;
         // The page's chunks by parent and version: sorted, then grouped.
         let mut chunks = Vec::new();
+        let anchors = self.anchors().is_some();
         for mut item in items {
             // A chunk carries its digest; in an item collection, items
             // without one are the user's own.
-            if item.remove(CHUNK_DIGEST_ATTRIBUTE).is_none() {
+            if item.remove(self.mark()).is_none() {
                 continue;
             }
             let Ok(chunk) = parse_chunk_key(&self.table.key, &self.table.layout, &item) else {
                 continue;
             };
+            // A mark where no anchor can be stands for nothing.
+            if anchors && !is_anchor(chunk.seq) {
+                continue;
+            }
             self.report.chunks += 1;
             chunks.push((chunk.parent_key, chunk.version, item));
         }
@@ -390,14 +433,42 @@ impl GcMachine {
             }
         }
         if !self.options.dry_run {
+            // An anchor goes with its whole span, even from a Scan of every
+            // chunk: its span's chunks on later pages must not outlive it.
+            let doomed = self.spans(doomed);
             let table = &self.table.chunk_table;
             let deletes = doomed
                 .into_iter()
                 .map(|key| (table.clone(), WriteRequest::Delete(key)));
-            self.deletes = pack_batch_writes(deletes);
+            self.deletes
+                .add(&self.table, pack_batch_writes(deletes), |_| {
+                    Purpose::Deletes
+                });
         }
         self.phase = Phase::Deleting;
         Ok(())
+    }
+
+    /// The keys of what unreferenced anchors cover: each anchor and the
+    /// rest of its span (most of them may not exist: a frame of 3 chunks
+    /// has one anchor covering 64 positions; a delete of nothing costs a
+    /// write unit and changes nothing).
+    fn spans(&self, anchors: Vec<Item>) -> Vec<Item> {
+        let (schema, layout) = (&self.table.key, &self.table.layout);
+        let mut keys = Vec::new();
+        for anchor in anchors {
+            if let Ok(chunk) = parse_chunk_key(schema, layout, &anchor) {
+                keys.extend(anchored(chunk.seq).filter_map(|seq| {
+                    chunk_key(schema, layout, &chunk.parent_key, chunk.version, seq).ok()
+                }));
+            }
+            keys.push(anchor);
+        }
+        // A span's chunks may be on the page too (a Scan of every chunk):
+        // a batch may not name one key twice.
+        keys.sort_unstable();
+        keys.dedup();
+        keys
     }
 
     fn finish(&mut self, result: Result<GcReport, ProtocolError>) {
@@ -423,17 +494,10 @@ impl Machine for GcMachine {
                     }
                 }
                 Phase::Deleting => {
-                    if self.flights.room()
-                        && let Some(batch) = self.deletes.pop()
-                    {
-                        self.flights.send(
-                            Request::BatchWrite(batch),
-                            Purpose::Deletes,
-                            Resend::Transient,
-                        );
+                    if self.deletes.send(&mut self.flights) {
                         continue;
                     }
-                    if !self.deletes.is_empty() || self.flights.open() > 0 {
+                    if self.deletes.waiting() || self.flights.open() > 0 {
                         return self.flights.idle();
                     }
                     if self.last_page {
@@ -458,7 +522,12 @@ impl Machine for GcMachine {
     }
 
     fn handle(&mut self, id: RequestId, response: Response) {
-        match self.flights.land(id, response) {
+        let settled = self.flights.land(id, response);
+        if let Some(settled) = &settled {
+            self.deletes
+                .settled(id, matches!(settled, Settled::Answer(..)));
+        }
+        match settled {
             Some(Settled::Answer(Purpose::Page, Answer::Scan { items, next })) => {
                 self.paged(items, next)
             }

@@ -37,6 +37,7 @@
 mod call;
 mod clock;
 mod delete;
+mod deletes;
 mod error;
 mod flights;
 mod gc;

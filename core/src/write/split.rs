@@ -7,8 +7,10 @@ use core::fmt;
 
 use crate::codec::{CodecError, Compression};
 use crate::key::{IndexKey, KeySchema};
-use crate::layout::{ChunkKeyError, Layout, MAX_CHUNKS, chunk_key};
-use crate::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest};
+use crate::layout::{ChunkKeyError, Layout, MAX_CHUNKS, chunk_key, is_anchor};
+use crate::manifest::{
+    ANCHOR_ATTRIBUTE, CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest,
+};
 use crate::size::{MAX_ITEM_BYTES, item_size};
 use crate::validate::Violation;
 use crate::value::{AttributeValue, Item};
@@ -456,7 +458,8 @@ pub(crate) fn check_options(options: &SplitOptions) -> Result<(), SplitError> {
 }
 
 /// Frame bytes that fit in one chunk item: the item limit less the chunk's
-/// key and attribute names and the digest, computed from a real chunk key.
+/// key and attribute names, the digest and the anchor mark, computed from a
+/// real chunk key (chunk 0, an anchor: every chunk has the same room).
 pub(crate) fn chunk_data_bytes(
     base: &ChunkBase,
     options: &SplitOptions,
@@ -524,9 +527,9 @@ pub(crate) fn chunk_item(
 }
 
 /// Chunk `seq` of version `version` of the item keyed like `key`: its key,
-/// `_h` holding `digest` and `_d` holding `data`. The one place a chunk
-/// item is put together (a split, a streamed split, an upload checked by a
-/// host).
+/// `_h` holding `digest`, `_d` holding `data` and, on an anchor, `_da`
+/// holding `digest` too. The one place a chunk item is put together (a
+/// split, a streamed split, an upload checked by a host).
 pub(crate) fn chunk_item_of(
     schema: &KeySchema,
     layout: &Layout,
@@ -537,10 +540,11 @@ pub(crate) fn chunk_item_of(
     digest: u64,
 ) -> Result<Item, ChunkKeyError> {
     let mut chunk = chunk_key(schema, layout, key, version, seq)?;
-    chunk.insert(
-        CHUNK_DIGEST_ATTRIBUTE.into(),
-        AttributeValue::B(digest.to_be_bytes().to_vec()),
-    );
+    let digest = digest.to_be_bytes().to_vec();
+    if is_anchor(seq) {
+        chunk.insert(ANCHOR_ATTRIBUTE.into(), AttributeValue::B(digest.clone()));
+    }
+    chunk.insert(CHUNK_DIGEST_ATTRIBUTE.into(), AttributeValue::B(digest));
     chunk.insert(CHUNK_DATA_ATTRIBUTE.into(), AttributeValue::B(data));
     Ok(chunk)
 }

@@ -19,7 +19,7 @@ use dynaslice_core::protocol::{
 use dynaslice_core::{AttributeValue, Code, Item, VersionId};
 
 use crate::scripted::{collect, item, key, put_options, read, retry};
-use crate::sim::{Fault, Store, committed_versions_whole, table};
+use crate::sim::{Fault, Store, anchors_cover_every_chunk, committed_versions_whole, table};
 
 /// One actor's machine.
 enum Actor {
@@ -224,13 +224,13 @@ fn race(seed: u64) {
             store.env(rng.u64(..)),
         )))
     };
+    // Half the collections read the anchors index, half every chunk.
     let gc = |rng: &mut fastrand::Rng, store: &Store| {
-        let gc = GcMachine::new(
-            table(),
-            GcOptions::default(),
-            retry(),
-            store.env(rng.u64(..)),
-        );
+        let options = GcOptions {
+            every_chunk: rng.bool(),
+            ..GcOptions::default()
+        };
+        let gc = GcMachine::new(table(), options, retry(), store.env(rng.u64(..)));
         Actor::Gc(Box::new(gc))
     };
 
@@ -308,6 +308,7 @@ fn race(seed: u64) {
                 }
             }
             committed_versions_whole(&store).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+            anchors_cover_every_chunk(&store).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
             continue;
         }
         if actor.out.is_empty() {
@@ -318,6 +319,7 @@ fn race(seed: u64) {
         let response = store.send(&send.request, fault(&mut rng));
         actor.actor.handle(&send, response);
         committed_versions_whole(&store).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        anchors_cover_every_chunk(&store).unwrap_or_else(|e| panic!("seed {seed}: {e}"));
     }
 
     let last = read(&mut store, &key("k")).unwrap_or_else(|e| panic!("seed {seed}: {e}"));

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use dynaslice_core::history::{History, RECORD_SEQ};
 use dynaslice_core::layout::Layout;
-use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
+use dynaslice_core::manifest::{ANCHOR_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::plan::{Condition, TransactAction, WriteRequest};
 use dynaslice_core::protocol::{
     Answer, Env, Failure, Machine, ProtocolError, Request, Response, Step, StoreDate,
@@ -61,7 +61,7 @@ pub const TABLE: &str = "docs";
 pub const CHUNKS: &str = "docs_chunks";
 
 /// The table the tests use: a string partition key `pk`, chunks in
-/// `docs_chunks`.
+/// `docs_chunks`, which has the anchors index.
 pub fn table() -> Table {
     Table {
         table: TABLE.into(),
@@ -70,6 +70,7 @@ pub fn table() -> Table {
         chunk_table: CHUNKS.into(),
         index_keys: Vec::new(),
         ttl: None,
+        anchors: Some(dynaslice_core::layout::ANCHORS_INDEX.into()),
     }
 }
 
@@ -274,10 +275,15 @@ impl Store {
             Request::Scan(scan) => {
                 let stored = &self.tables[&scan.table];
                 let from = scan.start.as_ref().map(|k| stored.key.key_of(k));
+                // The anchors index holds the items with `_da` (a sparse
+                // index), in table key order here.
+                let indexed =
+                    |item: &Item| scan.index.is_none() || item.contains_key(ANCHOR_ATTRIBUTE);
                 let mut page: Vec<Item> = stored
                     .items
                     .iter()
                     .filter(|(k, _)| from.as_ref().is_none_or(|f| *k > f))
+                    .filter(|(_, item)| indexed(item))
                     .take(self.scan_page + 1)
                     .map(|(_, item)| project(item, &scan.attributes))
                     .collect();
@@ -499,6 +505,38 @@ pub fn committed_versions_whole(store: &Store) -> Result<(), String> {
                     ));
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// Every stored chunk's anchor is stored (docs/FORMAT.md section 6,
+/// "Anchors"): a `gc` reading the anchors index alone finds every chunk.
+pub fn anchors_cover_every_chunk(store: &Store) -> Result<(), String> {
+    let table = table();
+    for chunk in store.items(CHUNKS) {
+        let parsed =
+            dynaslice_core::layout::parse_chunk_key(&table.key, &table.layout, &chunk).unwrap();
+        let anchor_seq = match parsed.seq {
+            RECORD_SEQ => RECORD_SEQ,
+            seq => seq - seq % dynaslice_core::layout::ANCHOR_SPAN,
+        };
+        let anchor = dynaslice_core::layout::chunk_key(
+            &table.key,
+            &table.layout,
+            &parsed.parent_key,
+            parsed.version,
+            anchor_seq,
+        )
+        .unwrap();
+        let marked = store
+            .get(CHUNKS, &anchor)
+            .is_some_and(|a| a.get(ANCHOR_ATTRIBUTE) == a.get("_h"));
+        if !marked {
+            return Err(format!(
+                "chunk {} of {} is stored without its anchor {anchor_seq}",
+                parsed.seq, parsed.version
+            ));
         }
     }
     Ok(())

@@ -490,6 +490,11 @@ pub struct GcArgs {
     /// Removed when the run ends.
     #[arg(long, value_name = "FILE")]
     pub cursor: Option<PathBuf>,
+    /// Scan every chunk item, not the anchors index (the default when the
+    /// table has one): reads every stored byte, and finds chunks written
+    /// before anchors were (by dynaslice 0.1.0 or older) too.
+    #[arg(long)]
+    pub scan: bool,
 }
 
 /// `tables` subcommands.
@@ -497,6 +502,11 @@ pub struct GcArgs {
 pub enum TablesCommand {
     /// Create a table able to hold large items, and its chunk table.
     Create(CreateArgs),
+    /// Add the anchors index to a table made before it (`gc` then reads one
+    /// small entry per 64 chunks instead of every chunk), and wait until it
+    /// is built. Run one `gc --scan` after, for chunks written before
+    /// anchors.
+    Anchors(TableArgs),
 }
 
 /// What `tables create` takes.

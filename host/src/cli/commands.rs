@@ -233,7 +233,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     let read = dynaslice_core::plan::plan_read(&split.parent, &table.target(), true)?;
     let read_units = read.whole_read_units();
     let item_bytes = item_size(&item);
-    let costs = dynaslice_core::plan::write_costs(&split).by_mode();
+    let costs = dynaslice_core::plan::write_costs_to(&split, table.anchors.is_some()).by_mode();
     if json {
         let costs: serde_json::Map<String, serde_json::Value> = costs
             .iter()
@@ -563,6 +563,25 @@ pub async fn create(client: &Client, args: &CreateArgs, json: bool) -> Result<Ex
             table.chunk_table,
             table.layout.name()
         );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn anchors(client: &Client, args: &TableArgs, json: bool) -> Result<ExitCode, HostError> {
+    let table = TableConfig::discover(client, &args.table).await?;
+    let added = dynaslice_host::add_anchors(client, &table).await?;
+    if json {
+        print_json(
+            &json!({ "table": table.table, "indexedTable": table.chunk_table, "added": added }),
+        );
+    } else if added {
+        println!(
+            "added the anchors index to {}; run `dynaslice gc --scan -t {}` once for chunks \
+             written before anchors",
+            table.chunk_table, table.table
+        );
+    } else {
+        println!("{} has the anchors index already", table.chunk_table);
     }
     Ok(ExitCode::SUCCESS)
 }

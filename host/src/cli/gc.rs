@@ -1,6 +1,7 @@
 //! `gc`: unreferenced chunks deleted a page at a time, in segments at once,
 //! at a rate, resumable from a cursor file, with progress against the
-//! chunk table's estimated size.
+//! estimated size of what it scans: the anchors index when the table has
+//! one (docs/FORMAT.md section 6, "Anchors"), else the chunk table.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -22,7 +23,21 @@ enum Mark {
     Done,
 }
 
-fn read_cursor(path: &Path, table: &str, segments: u32) -> Result<Vec<Mark>, HostError> {
+/// What a run scans, as its cursor file names it: keys of one are no start
+/// in the other.
+fn source(anchors: &Option<String>) -> &'static str {
+    match anchors {
+        Some(_) => "anchors",
+        None => "chunks",
+    }
+}
+
+fn read_cursor(
+    path: &Path,
+    table: &str,
+    anchors: &Option<String>,
+    segments: u32,
+) -> Result<Vec<Mark>, HostError> {
     let fresh = vec![Mark::From(None); segments as usize];
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
@@ -38,6 +53,12 @@ fn read_cursor(path: &Path, table: &str, segments: u32) -> Result<Vec<Mark>, Hos
     let saved: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
     if saved["table"].as_str() != Some(table) {
         return Err(bad("it is another table's"));
+    }
+    if saved["scans"].as_str() != Some(source(anchors)) {
+        return Err(bad(match anchors {
+            Some(_) => "it is a cursor of a run with --scan; run with --scan",
+            None => "it is a cursor of a run over the anchors index; run without --scan",
+        }));
     }
     let marks = saved["segments"]
         .as_array()
@@ -61,7 +82,12 @@ fn read_cursor(path: &Path, table: &str, segments: u32) -> Result<Vec<Mark>, Hos
         .collect()
 }
 
-fn write_cursor(path: &Path, table: &str, marks: &[Mark]) -> Result<(), HostError> {
+fn write_cursor(
+    path: &Path,
+    table: &str,
+    anchors: &Option<String>,
+    marks: &[Mark],
+) -> Result<(), HostError> {
     let segments: Vec<Value> = marks
         .iter()
         .map(|mark| match mark {
@@ -72,42 +98,55 @@ fn write_cursor(path: &Path, table: &str, marks: &[Mark]) -> Result<(), HostErro
         .collect();
     save(
         path,
-        &json!({ "table": table, "segments": segments }).to_string(),
+        &json!({ "table": table, "scans": source(anchors), "segments": segments }).to_string(),
     )
 }
 
-/// The chunk table's item count as DynamoDB last estimated it (updated
-/// about every six hours on AWS); 0 when unknown.
-async fn estimated_chunks(client: &Client, table: &TableConfig) -> u64 {
+/// The item count of what a run scans (the anchors index, or the chunk
+/// table) as DynamoDB last estimated it (updated about every six hours on
+/// AWS); 0 when unknown.
+async fn estimated_items(client: &Client, table: &TableConfig, anchors: &Option<String>) -> u64 {
     let described = client
         .describe_table()
         .table_name(&table.chunk_table)
         .send()
         .await;
-    described
-        .ok()
-        .and_then(|d| d.table)
-        .and_then(|t| t.item_count)
-        .and_then(|n| u64::try_from(n).ok())
-        .unwrap_or(0)
+    let described = described.ok().and_then(|d| d.table);
+    let count = match anchors {
+        Some(index) => described.and_then(|t| {
+            t.global_secondary_indexes
+                .unwrap_or_default()
+                .into_iter()
+                .find(|i| i.index_name() == Some(index))
+                .and_then(|i| i.item_count)
+        }),
+        None => described.and_then(|t| t.item_count),
+    };
+    count.and_then(|n| u64::try_from(n).ok()).unwrap_or(0)
 }
 
 pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, HostError> {
     let table = TableConfig::discover(client, &args.table.table).await?;
+    let anchors = table.anchors.clone().filter(|_| !args.scan);
     let mut marks = match &args.cursor {
-        Some(path) => read_cursor(path, &table.table, args.segments)?,
+        Some(path) => read_cursor(path, &table.table, &anchors, args.segments)?,
         None => vec![Mark::From(None); args.segments as usize],
     };
     let options = GcOptions {
         grace: args.grace,
         dry_run: args.dry_run,
         max_units_per_second: args.rate_limit,
+        every_chunk: args.scan,
         ..GcOptions::default()
+    };
+    let unit = match anchors {
+        Some(_) => "anchors",
+        None => "chunks",
     };
     let bar = Bar::counting(
         "collecting",
-        "chunks",
-        estimated_chunks(client, &table).await,
+        unit,
+        estimated_items(client, &table, &anchors).await,
         json,
     );
     // Segments already done are not run again; the others start where they
@@ -132,7 +171,7 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
                 None => Mark::Done,
             };
             if let Some(path) = &args.cursor
-                && let Err(e) = write_cursor(path, &table.table, &marks)
+                && let Err(e) = write_cursor(path, &table.table, &anchors, &marks)
             {
                 failed_save = Some(e);
             }
@@ -150,6 +189,7 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
     }
     if json {
         print_json(&json!({
+            "scanned": unit,
             "chunks": report.chunks, "referenced": report.referenced,
             "kept": report.kept, "young": report.young, "deleted": report.deleted,
             "dryRun": args.dry_run,
@@ -166,8 +206,9 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
         } else {
             "deleted"
         };
+        // An anchor stands for up to 64 chunks of its frame.
         println!(
-            "{} chunks: {} referenced, {} of kept versions, {} unreferenced but younger than {}, \
+            "{} {unit}: {} referenced, {} of kept versions, {} unreferenced but younger than {}, \
              {verb} {}",
             report.chunks,
             report.referenced,

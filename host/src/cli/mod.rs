@@ -34,6 +34,7 @@ pub fn wants_json(cli: &Cli) -> bool {
         Command::Export(a) => a.table.json.json,
         Command::Reindex(a) => a.table.json.json,
         Command::Tables(TablesCommand::Create(a)) => a.json.json,
+        Command::Tables(TablesCommand::Anchors(a)) => a.json.json,
         Command::Serve(_) => false,
     };
     flag || cli.output == args::Output::Json
@@ -123,6 +124,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
         Command::Export(a) => bulk::export(client, a, json).await,
         Command::Reindex(a) => update::reindex(client, a, json).await,
         Command::Tables(TablesCommand::Create(a)) => commands::create(client, a, json).await,
+        Command::Tables(TablesCommand::Anchors(a)) => commands::anchors(client, a, json).await,
         Command::Serve(a) => commands::serve(client, a).await,
     }
 }

@@ -418,6 +418,7 @@ async fn scan_page(client: &Client, scan: Scan, date: &DateSeen) -> Sent {
         .scan()
         .return_consumed_capacity(sdk::ReturnConsumedCapacity::Total)
         .table_name(scan.table)
+        .set_index_name(scan.index)
         .consistent_read(scan.consistent)
         .set_limit(scan.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX)))
         .set_exclusive_start_key(scan.start.map(item_to_sdk))

@@ -108,6 +108,7 @@ async fn config(Extract(state): Shared) -> Json<Value> {
                 "key": key,
                 "indexKeys": index_keys,
                 "ttl": t.ttl,
+                "anchors": t.anchors.is_some(),
             })
         })
         .collect();

@@ -256,23 +256,26 @@ pub fn same_item(read: &Item, written: &Item, spilled: &[String]) -> bool {
             .all(|name| read.get(name) == written.get(name))
 }
 
-/// Runs `gc` with no grace period, then a dry run, and checks that only
-/// chunks their parents reference remain. Returns the first run's report
-/// and the live chunk count.
+/// Runs `gc` with no grace period over the anchors index alone, then a dry
+/// run over every chunk, and checks that only chunks their parents
+/// reference remain: whatever a crash or a lost race left, its anchors
+/// led gc to it. Returns the first run's report and the live chunk count.
 pub async fn collect_all_orphans(
     client: &Client,
     table: &TableConfig,
 ) -> (dynaslice_host::GcReport, usize) {
     use dynaslice_host::GcOptions;
-    let now = |dry_run| GcOptions {
+    let now = |dry_run, every_chunk| GcOptions {
         grace: std::time::Duration::ZERO,
         dry_run,
+        every_chunk,
         ..GcOptions::default()
     };
-    let report = dynaslice_host::gc(client, table, &now(false))
+    assert!(table.anchors.is_some(), "tables are made with anchors");
+    let report = dynaslice_host::gc(client, table, &now(false, false))
         .await
         .expect("gc");
-    let after = dynaslice_host::gc(client, table, &now(true))
+    let after = dynaslice_host::gc(client, table, &now(true, true))
         .await
         .expect("gc dry run");
     assert_eq!(

@@ -77,7 +77,9 @@ test('atomic: chunk Puts and the conditional parent Put in one transaction; unit
   assert.equal(actions.length, 4);
   result.chunks.forEach((chunk, seq) => {
     assert.deepEqual(actions[seq], { Put: { TableName: 'docs_chunks', Item: chunk } }, `chunk ${seq}`);
-    assert.deepEqual(Object.keys(chunk).sort(), ['_d', '_h', 'pk']);
+    // Chunk 0 is an anchor: `_da`, a copy of `_h` (docs/FORMAT.md §6).
+    assert.deepEqual(Object.keys(chunk).sort(), seq === 0 ? ['_d', '_da', '_h', 'pk'] : ['_d', '_h', 'pk']);
+    if (seq === 0) assert.deepEqual(chunk._da, chunk._h);
     assert.equal(chunk.pk.S, `doc#${VERSION}#${String(seq).padStart(6, '0')}`);
     assert.equal(chunk._h.B.length, 8);
   });
@@ -106,14 +108,14 @@ test('exactly one of putItem, transactWriteItems and commit is present: a sender
   }
 });
 
-test('every chunk is exactly chunkItemBytes but the last, which is smaller', () => {
+test('every anchor is exactly chunkItemBytes but the last chunk, the others 11 bytes less (no _da)', () => {
   for (const chunkItemBytes of [undefined, 409_600, 100_000, 2048]) {
     const options = chunkItemBytes === undefined ? table : { ...table, chunkItemBytes };
     const { chunks, manifest } = split(big(900_000), options);
     const limit = chunkItemBytes ?? LIMIT;
     assert.equal(chunks.length, manifest.chunkCount);
     assert.ok(chunks.length >= 3);
-    chunks.slice(0, -1).forEach((chunk) => assert.equal(itemSize(chunk), limit));
+    chunks.slice(0, -1).forEach((chunk, seq) => assert.equal(itemSize(chunk), seq % 64 === 0 ? limit : limit - 11));
     assert.ok(itemSize(chunks.at(-1)) <= limit);
     const frameBytes = chunks.reduce((total, chunk) => total + chunk._d.B.length, 0);
     assert.equal(frameBytes, manifest.storedBytes);
@@ -257,7 +259,7 @@ test('version: the given ULID names every chunk and the manifest; otherwise a fr
 test('table layout: chunks in chunkTable under chunkKey, key parts escaped and canonical', () => {
   const options = { ...table, chunkTable: 'blobs', chunkKey: 'id', version: VERSION, mode: 'auto' };
   const result = split(big(500_000, 'a#b\\c'), options);
-  assert.deepEqual(result.chunks.map((c) => Object.keys(c).sort()), [['_d', '_h', 'id'], ['_d', '_h', 'id']]);
+  assert.deepEqual(result.chunks.map((c) => Object.keys(c).sort()), [['_d', '_da', '_h', 'id'], ['_d', '_h', 'id']]);
   assert.deepEqual(result.chunks.map((c) => c.id.S), [`a\\#b\\\\c#${VERSION}#000000`, `a\\#b\\\\c#${VERSION}#000001`]);
   assert.deepEqual(result.requests.transactWriteItems.TransactItems.map((a) => a.Put.TableName), ['blobs', 'blobs', 'docs']);
   const numeric = split({ pk: { N: '1.50' }, data: { B: randomBytes(500_000) } }, { table: 'n', key: [{ name: 'pk', type: 'N' }], version: VERSION });

@@ -49,7 +49,7 @@ test('Splitter.finish: the commit, the abort of every chunk, and the write units
   assert.deepEqual(batchEntries(requests.abort, 'docs_chunks'), chunks.map((c) => ({ DeleteRequest: { Key: { pk: c.pk } } })));
   assert.deepEqual(requests.cleanup, []);
   assert.equal(result.writeUnits, [...chunks, result.parent].reduce((total, item) => total + writeUnitsOf(item), 0));
-  chunks.slice(0, -1).forEach((c) => assert.equal(itemSize(c), 409_600));
+  chunks.slice(0, -1).forEach((c, seq) => assert.equal(itemSize(c), seq % 64 === 0 ? 409_600 : 409_589));
   splitter.free();
 });
 

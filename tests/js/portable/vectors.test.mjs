@@ -9,7 +9,9 @@ import { batchEntries, shuffled, throwsDynaslice } from '../support/check.mjs';
 
 const sizes = await loadVectors('sizes.json', 'dynaslice-size-vectors/1');
 const codecs = await loadVectors('codecs.json', 'dynaslice-codec-vectors/1');
-const chunkSets = await loadVectors('chunks.json', 'dynaslice-chunk-vectors/1');
+const chunkSets = await loadVectors('chunks.v2.json', 'dynaslice-chunk-vectors/2');
+// Written before anchors, by older writers: every set must still read.
+const chunkSetsV1 = await loadVectors('chunks.json', 'dynaslice-chunk-vectors/1');
 
 const LIMIT = 409_600;
 const nesting = (c) => c.code === 'NESTING_TOO_DEEP';
@@ -147,11 +149,12 @@ function tableOf(c) {
   return { table: 'vectors', key: keyOption(c.key), ...layout };
 }
 
-const chunkKeyOf = (chunk) => Object.fromEntries(Object.entries(chunk).filter(([name]) => name !== '_d' && name !== '_h'));
+const chunkKeyOf = (chunk) => Object.fromEntries(Object.entries(chunk).filter(([name]) => !['_d', '_h', '_da'].includes(name)));
 
-test('chunks.json: every chunk set reassembles to its item, chunks in any order', () => {
-  assert.ok(chunkSets.cases.length >= 19);
-  for (const c of chunkSets.cases) {
+test('chunks.v2.json and chunks.json: every chunk set reassembles to its item, chunks in any order', () => {
+  assert.ok(chunkSets.cases.length >= 20);
+  assert.ok(chunkSetsV1.cases.length >= 19);
+  for (const c of [...chunkSets.cases, ...chunkSetsV1.cases]) {
     const expected = itemWithBytes(expandItem(c.item));
     const options = tableOf(c);
     assert.deepEqual(reassemble(c.parent, c.chunks, options), expected, c.name);
@@ -160,7 +163,7 @@ test('chunks.json: every chunk set reassembles to its item, chunks in any order'
   }
 });
 
-test('chunks.json: readRequests and deleteRequests name exactly the chunk keys', () => {
+test('chunks.v2.json: readRequests and deleteRequests name exactly the chunk keys', () => {
   for (const c of chunkSets.cases) {
     const options = tableOf(c);
     const chunkTable = c.layout.kind === 'collection' ? 'vectors' : 'vectors_chunks';
@@ -172,9 +175,9 @@ test('chunks.json: readRequests and deleteRequests name exactly the chunk keys',
   }
 });
 
-test('chunks.json: split writes exactly the vector\'s parent and chunks', () => {
+test('chunks.v2.json: split writes exactly the vector\'s parent and chunks, anchors included', () => {
   const cases = chunkSets.cases.filter((c) => !c.decode_only);
-  assert.equal(cases.length, 15);
+  assert.equal(cases.length, 16);
   for (const c of cases) {
     const result = split(expandItem(c.item), {
       ...tableOf(c),

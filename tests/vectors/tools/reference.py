@@ -8,7 +8,7 @@ specification rather than against themselves.
 Python 3.11, standard library plus `xxhash` (the C reference XXH3 implementation).
 
     python3 tests/vectors/tools/reference.py selftest
-    python3 tests/vectors/tools/reference.py generate [--out tests/vectors/chunks.json]
+    python3 tests/vectors/tools/reference.py generate [--out tests/vectors/chunks.v2.json]
 
 Values are kept as (type, payload) pairs:
     ("S", str) ("N", str: the text as written) ("B", bytes) ("BOOL", bool) ("NULL", True)
@@ -595,10 +595,19 @@ def chunk_digest(data: bytes, version: str, seq: int) -> bytes:
     return xxh3(data, chunk_seed(version, seq)).to_bytes(8, "big")
 
 
+ANCHOR_SPAN = 64
+
+
+def is_anchor(seq: int) -> bool:
+    """Section 6, "Anchors": every 64th chunk, and a version record (position 999,999)."""
+    return seq % ANCHOR_SPAN == 0 or seq == MAX_CHUNKS
+
+
 def chunk_data_bytes(parent: dict, key_schema, layout: Layout, version: str, chunk_item_bytes: int) -> int:
-    """k = chunk_item_bytes - size(the chunk item with an empty _d)."""
+    """k = chunk_item_bytes - size(chunk 0, an anchor, with an empty _d)."""
     empty = dict(chunk_key(parent, key_schema, layout, version, 0))
     empty["_h"] = ("B", b"\0" * 8)
+    empty["_da"] = ("B", b"\0" * 8)
     empty["_d"] = ("B", b"")
     return chunk_item_bytes - item_size(empty)
 
@@ -783,6 +792,8 @@ def split_item(item: dict, key_schema, layout: Layout, opts: Options):
         data = frame[seq * k : (seq + 1) * k]
         c = dict(chunk_key(item, key_schema, layout, opts.version, seq))
         c["_h"] = ("B", chunk_digest(data, opts.version, seq))
+        if is_anchor(seq):
+            c["_da"] = c["_h"]
         c["_d"] = ("B", data)
         chunks.append(c)
     return parent, chunks
@@ -963,12 +974,12 @@ def selftest(vectors_dir: str) -> None:
     key = chunk_key({"pk": ("S", "doc#1")}, [("pk", "S")], Layout("table"), v, 0)
     assert key == {"pk": ("S", "doc\\#1#01HF7YAT00000000000000001A#000000")}
     k = chunk_data_bytes({"pk": ("S", "doc")}, [("pk", "S")], Layout("table"), v, ITEM_LIMIT)
-    assert k == 409_549, k
+    assert k == 409_538, k
     print("selftest: ok", file=sys.stderr)
 
 
 # ---------------------------------------------------------------------------------------------
-# Vector generation (tests/vectors/chunks.json)
+# Vector generation (tests/vectors/chunks.v2.json)
 
 # Deterministic version ids: Unix milliseconds and 80 random bits (given as decimal strings).
 T0 = 1_763_683_200_000  # 2025-11-21T00:00:00Z
@@ -1018,8 +1029,16 @@ def case_specs() -> list[dict]:
         key=pk_s, layout=table,
         options=opts(1, chunk_item_bytes=409_600, item_limit=409_600),
         item={"pk": {"S": "doc"}, "title": {"S": "a report"}, "body": fill("B", PATTERN, 1601)},
-        about="default item limit and chunk size: pk 'doc' gives k = 409,549 (docs/FORMAT.md section 6 example); "
+        about="default item limit and chunk size: pk 'doc' gives k = 409,538 (docs/FORMAT.md section 6 example); "
               "'body' (409,860 bytes) is spilled, 'title' stays; the frame needs 2 chunks",
+    ))
+    specs.append(dict(
+        name="table-second-anchor",
+        key=pk_s, layout=table,
+        options=opts(40, chunk_item_bytes=2048, item_limit=16384),
+        item={"pk": {"S": "blob-64"}, "data": fill("B", PATTERN, 512)},
+        about="chunk_item_bytes 2048 and 67 chunks: chunks 0 and 64 are anchors (they carry _da, a copy of _h, and "
+              "fill 2048 bytes), every other chunk but the last is 2048 - 11 bytes",
     ))
     specs.append(dict(
         name="table-many-small-chunks",
@@ -1205,8 +1224,9 @@ def generate() -> dict:
         if "spilled" in spec:
             assert sorted(parent["_ds"][1]["a"][1]) == sorted(spec["spilled"]), (spec["name"], parent["_ds"][1]["a"][1])
         assert reassemble(parent, list(reversed(chunks)), schema, layout) == item, spec["name"]
-        for c in chunks[:-1]:
-            assert item_size(c) == o.chunk_item_bytes
+        for seq, c in enumerate(chunks[:-1]):
+            # An anchor fills the limit; the others lack its _da (3 + 8 bytes).
+            assert item_size(c) == o.chunk_item_bytes - (0 if is_anchor(seq) else 11)
         if chunks:
             assert item_size(chunks[-1]) <= o.chunk_item_bytes
         m = read_manifest(parent)
@@ -1265,12 +1285,13 @@ def generate() -> dict:
             ),
         })
     return {
-        "format": "dynaslice-chunk-vectors/1",
+        "format": "dynaslice-chunk-vectors/2",
         "about": (
             "Expected output of split_item (parent and chunk items, DynamoDB JSON) computed by an independent Python "
             "implementation of docs/FORMAT.md (tests/vectors/tools/reference.py), not by dynaslice. Cases without "
             "decode_only: split_item(item) with these options must give exactly parent and chunks (in seq order), and "
-            "reassemble must give item back. decode_only cases: payloads compressed by Python's zlib/gzip; reassemble "
+            "reassemble must give item back. Version 2: every 64th chunk (0, 64, ...) is an anchor carrying _da (a copy of "
+            "its _h), and k leaves room for it (docs/FORMAT.md section 6, \"Anchors\"). decode_only cases: payloads compressed by Python's zlib/gzip; reassemble "
             "must give item."
         ),
         "cases": cases,

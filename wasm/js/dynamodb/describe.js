@@ -72,7 +72,10 @@ async function describe(client, table, key) {
   const primary = new Set((Array.isArray(key) ? key : []).map((k) => k?.name));
   const types = new Map((description?.AttributeDefinitions ?? []).map((d) => [d.AttributeName, d.AttributeType]));
   const indexKeys = new Map();
-  const indexes = [...(description?.GlobalSecondaryIndexes ?? []), ...(description?.LocalSecondaryIndexes ?? [])];
+  // The anchors index (docs/FORMAT.md §6) is dynaslice's own: no item of the caller's holds `_da`.
+  const anchors = (index) => index.IndexName === 'dynaslice-anchors' && index.KeySchema?.[0]?.AttributeName === '_da';
+  const globals = (description?.GlobalSecondaryIndexes ?? []).filter((index) => !anchors(index));
+  const indexes = [...globals, ...(description?.LocalSecondaryIndexes ?? [])];
   for (const element of indexes.flatMap((index) => index.KeySchema ?? [])) {
     const name = element.AttributeName;
     if (primary.has(name)) continue;

@@ -128,6 +128,9 @@ pub struct TableOptions {
     /// `ttl`: the table's TTL attribute, kept on the parent and copied to
     /// every chunk.
     pub ttl: Option<String>,
+    /// `anchors: true`: the table chunks go to has the anchors index
+    /// (docs/FORMAT.md section 6), which `gc` reads and plans price.
+    pub anchors: Option<String>,
 }
 
 impl TableOptions {
@@ -158,6 +161,8 @@ impl TableOptions {
             chunk_table,
             max_raw_bytes,
             index_keys: index_keys(&get(options, "indexKeys"))?,
+            anchors: super::flag(options, "anchors", false)?
+                .then(|| layout::ANCHORS_INDEX.to_string()),
             // null: the table has none (the driver described it).
             ttl: match get(options, "ttl") {
                 v if v.is_null() => None,
@@ -169,6 +174,7 @@ impl TableOptions {
     /// The plan target.
     pub fn target(&self) -> dynaslice_core::plan::Target<'_> {
         dynaslice_core::plan::Target {
+            anchors_indexed: self.anchors.is_some(),
             max_raw_bytes: self.max_raw_bytes as u64,
             ..dynaslice_core::plan::Target::new(
                 &self.table,
@@ -188,6 +194,7 @@ impl TableOptions {
             chunk_table: self.chunk_table.clone(),
             index_keys: self.index_keys.clone(),
             ttl: self.ttl.clone(),
+            anchors: self.anchors.clone(),
         }
     }
 
@@ -564,7 +571,8 @@ pub fn query_input(input: &JsValue, values: Item, start: Option<Item>) -> Result
     })
 }
 
-/// `gc`'s options: `graceMs`, `dryRun`, `maxUnitsPerSecond`, and the
+/// `gc`'s options: `graceMs`, `dryRun`, `maxUnitsPerSecond`, `everyChunk`
+/// (scan every chunk even with the table option `anchors`), and the
 /// `segment` (`[segment, total]`) the driver gives each machine.
 pub fn gc_options(options: &JsValue) -> Result<GcOptions, Failure> {
     let defaults = GcOptions::default();
@@ -594,6 +602,7 @@ pub fn gc_options(options: &JsValue) -> Result<GcOptions, Failure> {
         grace: millis(&get(options, "graceMs"), "graceMs", defaults.grace)?,
         dry_run: super::flag(options, "dryRun", defaults.dry_run)?,
         max_units_per_second: rate.map(|r| u32::try_from(r).unwrap_or(u32::MAX)),
+        every_chunk: super::flag(options, "everyChunk", false)?,
         ..defaults
     };
     // Each segment's machine takes its share of the rate.

@@ -93,6 +93,9 @@ fn batch_get(get: &BatchGet) -> JsValue {
 fn scan_input(scan: &Scan) -> JsValue {
     let input = Object::new();
     set(&input, "TableName", &scan.table.as_str().into());
+    if let Some(index) = &scan.index {
+        set(&input, "IndexName", &index.as_str().into());
+    }
     set(&input, "ConsistentRead", &scan.consistent.into());
     if let Some(start) = &scan.start {
         set(&input, "ExclusiveStartKey", &dynamodb_item(start));

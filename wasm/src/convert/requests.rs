@@ -185,10 +185,11 @@ pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
 }
 
 /// Both modes' prices of a split, whichever mode its plan took: `{ batch,
-/// atomic }`, atomic `null` when the item does not fit one transaction.
-pub fn write_costs(split: &SplitItem) -> JsValue {
+/// atomic }`, atomic `null` when the item does not fit one transaction;
+/// with the anchors index's entries when `anchors_indexed`.
+pub fn write_costs(split: &SplitItem, anchors_indexed: bool) -> JsValue {
     let both = Object::new();
-    for (mode, units) in dynaslice_core::plan::write_costs(split).by_mode() {
+    for (mode, units) in dynaslice_core::plan::write_costs_to(split, anchors_indexed).by_mode() {
         let units = units.map_or(JsValue::NULL, |u| (u as f64).into());
         set(&both, mode.name(), &units);
     }

@@ -204,10 +204,8 @@ impl PutMachine<'_> {
     pub(super) fn commit_done(&mut self, committed: Committed) {
         self.progress.bytes_done = self.progress.bytes_total;
         self.progress.chunks_done = self.progress.chunks_total;
-        for batch in &committed.cleanup {
-            let count = batch.requests.len();
-            self.deletes.push((batch.clone(), Purpose::Cleanup(count)));
-        }
+        self.deletes
+            .add(&self.table, committed.cleanup.clone(), Purpose::Cleanup);
         self.committed = Some(committed);
         self.phase = Phase::Cleanup;
     }
@@ -283,10 +281,7 @@ impl PutMachine<'_> {
             };
             match self.write_again(stored, conflict) {
                 // This attempt's chunks go with the next attempt's cleanup.
-                Ok(()) => self.deletes.extend(own.into_iter().map(|batch| {
-                    let count = batch.requests.len();
-                    (batch, Purpose::Cleanup(count))
-                })),
+                Ok(()) => self.deletes.add(&self.table, own, Purpose::Cleanup),
                 Err(error) => {
                     self.abort = own;
                     self.abort_with(Err(error));
@@ -377,7 +372,7 @@ impl PutMachine<'_> {
         self.read_stored(stored)?;
         self.keeps = keeps_history(self.stored_parent.as_ref(), self.options.history)?;
         self.version = VersionId::new(self.flights.clock.now_ms()?, self.flights.random());
-        self.uploads = Uploads::new(&self.table.chunk_table, self.options.batch_items);
+        self.uploads = Uploads::new(&self.table, self.options.batch_items);
         self.released = false;
         self.commit = None;
         self.cleanup = Vec::new();

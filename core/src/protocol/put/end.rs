@@ -5,12 +5,10 @@
 use alloc::vec::Vec;
 
 use super::commit::Committed;
-use super::{Cutter, Phase, Purpose, PutMachine, PutOutcome};
+use super::{Cutter, Deletes, Phase, Purpose, PutMachine, PutOutcome};
 use crate::layout::chunk_key;
 use crate::plan::{BatchWrite, WriteKind, WriteRequest, pack_batch_writes};
 use crate::protocol::error::ProtocolError;
-use crate::protocol::flights::Resend;
-use crate::protocol::request::Request;
 use crate::size::item_size;
 
 impl PutMachine<'_> {
@@ -32,7 +30,8 @@ impl PutMachine<'_> {
             abort if !abort.is_empty() => abort,
             _ => self.own_chunk_deletes(),
         };
-        self.deletes = abort.into_iter().map(|b| (b, Purpose::Abort)).collect();
+        self.deletes = Deletes::default();
+        self.deletes.add(&self.table, abort, |_| Purpose::Abort);
         self.phase = Phase::Abort {
             then: Some(then),
             sent: false,
@@ -81,14 +80,6 @@ impl PutMachine<'_> {
 
     /// Sends waiting deletes as the pace allows; true when it sent any.
     pub(super) fn send_deletes(&mut self) -> bool {
-        let mut sent = false;
-        while self.flights.room()
-            && let Some((batch, purpose)) = self.deletes.pop()
-        {
-            self.flights
-                .send(Request::BatchWrite(batch), purpose, Resend::Transient);
-            sent = true;
-        }
-        sent
+        self.deletes.send(&mut self.flights)
     }
 }

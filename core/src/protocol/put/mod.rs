@@ -20,6 +20,7 @@ use core::time::Duration;
 use self::commit::{Check, Commit, Committed};
 use self::uploads::Uploads;
 use super::clock::StoreClock;
+use super::deletes::Deletes;
 use super::error::ProtocolError;
 use super::flights::{Consumed, Failed, Flights, Resend, Settled, item, old};
 use super::pace::Pace;
@@ -142,7 +143,7 @@ pub struct PutMachine<'a> {
     /// Deletes of this write's own chunks.
     abort: Vec<BatchWrite>,
     /// Deletes waiting for room.
-    deletes: Vec<(BatchWrite, Purpose)>,
+    deletes: Deletes<Purpose>,
     mode: WriteKind,
     planned_units: u64,
     committed: Option<Committed>,
@@ -165,7 +166,7 @@ impl<'a> PutMachine<'a> {
         let mut flights =
             Flights::new(options.retry, pace, StoreClock::new(env.local_ms), env.seed);
         let version = VersionId::new(env.local_ms, flights.random());
-        let uploads = Uploads::new(&table.chunk_table, options.batch_items);
+        let uploads = Uploads::new(&table, options.batch_items);
         let phase = match source {
             PutSource::Item(_) | PutSource::Owned(_) => Phase::Split,
             PutSource::Upload(_) | PutSource::Stream { .. } => Phase::Parent,
@@ -185,7 +186,7 @@ impl<'a> PutMachine<'a> {
             commit: None,
             cleanup: Vec::new(),
             abort: Vec::new(),
-            deletes: Vec::new(),
+            deletes: Deletes::default(),
             mode: WriteKind::Batch,
             planned_units: 0,
             committed: None,
@@ -391,6 +392,9 @@ impl Machine for PutMachine<'_> {
                     if self.flights.open() > 0 {
                         return self.flights.idle();
                     }
+                    // Anchors held back by a failed delete stay for gc.
+                    let held = self.deletes.take_unsent();
+                    self.cleanup_left += held.iter().map(|(b, _)| b.requests.len()).sum::<usize>();
                     let committed = self
                         .committed
                         .take()
@@ -430,7 +434,15 @@ impl Machine for PutMachine<'_> {
     }
 
     fn handle(&mut self, id: RequestId, response: Response) {
-        match self.flights.land(id, response) {
+        let settled = self.flights.land(id, response);
+        if let Some(settled) = &settled {
+            self.deletes
+                .settled(id, matches!(settled, Settled::Answer(..)));
+            if self.uploads.anchor_out == Some(id) {
+                self.uploads.anchor_out = None;
+            }
+        }
+        match settled {
             Some(Settled::Answer(purpose, answer)) if self.live(&purpose) => {
                 self.answered(purpose, answer);
             }
@@ -477,7 +489,8 @@ impl Machine for PutMachine<'_> {
                         Purpose::Cleanup(count) => count,
                         _ => 0,
                     });
-                let unsent = self.deletes.drain(..).map(|(b, _)| b.requests.len());
+                let unsent = self.deletes.take_unsent();
+                let unsent = unsent.iter().map(|(b, _)| b.requests.len());
                 self.cleanup_left += dropped.chain(unsent).sum::<usize>();
             }
             _ => self.finish(Err(ProtocolError::Cancelled)),

@@ -273,11 +273,13 @@ impl PutMachine<'_> {
     pub(super) fn poll_chunks(&mut self) -> Option<Step<PutOutcome>> {
         let ended = matches!(self.cutter, Cutter::Ended);
         if self.flights.room()
-            && let Some(batch) = self.uploads.next_batch(ended)
+            && let Some((batch, anchor)) = self.uploads.next_batch(ended)
         {
             let purpose = Purpose::Chunks(put_bytes(&batch), batch.requests.len() as u32);
-            self.flights
+            let id = self
+                .flights
                 .send(Request::BatchWrite(batch), purpose, Resend::Transient);
+            self.uploads.anchor_out = anchor.then_some(id).or(self.uploads.anchor_out);
             return None;
         }
         let hungry = self.uploads.hungry();
