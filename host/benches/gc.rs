@@ -1,8 +1,8 @@
 //! What `gc` reads per GiB stored, in the capacity model
 //! (`testing/src/capacity_model/`, which bills a Scan by the items its
-//! pages return: an index's entries, a table's whole items): tables of
-//! items of 1, 10 and 100 MB (random bytes, stored as they are), read by a
-//! dry run two ways:
+//! pages read: an index's entries, a table's whole items, whatever the
+//! projection): tables of items of 1, 10 and 50 MB (random bytes, stored as
+//! they are), read by a dry run two ways:
 //!
 //! - **every chunk** (`gc --scan`): a Scan of the chunk table, eventually
 //!   consistent; the design before anchors read the same strongly
@@ -15,9 +15,15 @@
 //! DYNASLICE_BENCH_MB=100 cargo bench -p dynaslice-host --bench gc
 //! ```
 //!
-//! The items are loaded straight into the store, not through the model;
-//! only the two dry runs go through it. Each line: the run's read units
-//! (as the model metered them), per GiB of payload stored, and its time.
+//! The items are loaded through the model (so it knows every item's size),
+//! then each dry run is metered alone. Each line: the run's read units,
+//! per GiB of payload stored, and its time.
+//!
+//! Then gc at a rate limit (`--rate-limit`, over every chunk, so it has
+//! many pages) while a writer puts 1 MB items into the same table: the
+//! units per second gc counted for itself, and the read units per second
+//! the model metered on the table meanwhile (gc's, and the writer's parent
+//! reads), against the limit.
 
 #[path = "support/store_server.rs"]
 mod store_server;
@@ -30,7 +36,7 @@ use dynaslice_host::{EmbeddedStore, GcOptions, ManyOptions, TableConfig, create_
 use dynaslice_testing::{capacity_model, order_history};
 
 /// Item sizes, one table each.
-const SIZES: [usize; 3] = [1_000_000, 10_000_000, 100_000_000];
+const SIZES: [usize; 3] = [1_000_000, 10_000_000, 50_000_000];
 const GIB: f64 = (1u64 << 30) as f64;
 
 async fn load(client: &aws_sdk_dynamodb::Client, table: &TableConfig, size: usize, n: usize) {
@@ -82,11 +88,73 @@ async fn dry_run(
     (units, report.chunks, started.elapsed())
 }
 
+/// gc limited to `RATE` units per second beside a writer of 1 MB items.
+async fn rate_beside_a_writer(model: &CapacityModel, client: &aws_sdk_dynamodb::Client, mb: usize) {
+    const RATE: u32 = 1_000;
+    let table = TableConfig::chunk_table("gcrate", KeySchema::partition("pk", KeyType::S));
+    create_tables(client, &table).await.expect("tables");
+    load(client, &table, 1_000_000, mb).await;
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer = {
+        let (client, table, stop) = (client.clone(), table.clone(), stop.clone());
+        tokio::spawn(async move {
+            let mut written = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let item = Item::from([
+                    (
+                        "pk".to_string(),
+                        AttributeValue::S(format!("new{written:06}")),
+                    ),
+                    (
+                        "data".to_string(),
+                        AttributeValue::B(order_history::random_bytes(written, 1_000_000)),
+                    ),
+                ]);
+                dynaslice_host::put(&client, &table, &item, &Default::default(), &())
+                    .await
+                    .expect("the writer's put");
+                written += 1;
+            }
+            written
+        })
+    };
+    model.fill_buckets();
+    let before = model.counts();
+    let started = Instant::now();
+    let options = GcOptions {
+        grace: Duration::ZERO,
+        dry_run: true,
+        every_chunk: true,
+        max_units_per_second: Some(RATE),
+        ..GcOptions::default()
+    };
+    let report = dynaslice_host::gc(client, &table, &options)
+        .await
+        .expect("gc");
+    let seconds = started.elapsed().as_secs_f64();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let written = writer.await.expect("the writer");
+    let metered = model.counts().since(&before).units;
+    let own = report.consumed.read + report.consumed.write;
+    println!(
+        "\ngc --rate-limit {RATE} over every chunk of {} chunk items, a writer putting 1 MB items \
+         into the same table beside it ({written} written meanwhile): {seconds:.1} s; gc counted \
+         {own:.0} units, {:.0} per second ({:+.1} % of the limit); the model metered {:.0} read \
+         units on the table, {:.0} per second ({:+.1} %)",
+        report.chunks,
+        own / seconds,
+        (own / seconds / f64::from(RATE) - 1.0) * 100.0,
+        metered.read(),
+        metered.read() / seconds,
+        (metered.read() / seconds / f64::from(RATE) - 1.0) * 100.0,
+    );
+}
+
 fn main() {
     let mb: usize = std::env::var("DYNASLICE_BENCH_MB")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+        .unwrap_or(100);
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos());
@@ -100,7 +168,6 @@ fn main() {
     runtime.block_on(async {
         let store = EmbeddedStore::open(Some(&dir.join("store.db"))).expect("store opens");
         let upstream = store_server::serve_http(&store).await;
-        let direct = dynaslice_host::local_client(&format!("http://{upstream}"));
         let model = capacity_model::start(upstream, Model::documented()).await;
         let metered = dynaslice_host::local_client(&model.endpoint());
         println!(
@@ -115,8 +182,8 @@ fn main() {
             let n = (mb * 1_000_000 / size).max(1);
             let name = format!("gc{}mb", size / 1_000_000);
             let table = TableConfig::chunk_table(&name, KeySchema::partition("pk", KeyType::S));
-            create_tables(&direct, &table).await.expect("tables");
-            load(&direct, &table, size, n).await;
+            create_tables(&metered, &table).await.expect("tables");
+            load(&metered, &table, size, n).await;
             let stored = (size * n) as f64;
             let (every, chunks, every_time) = dry_run(&model, &metered, &table, true).await;
             let (by_anchors, anchors, anchors_time) =
@@ -134,6 +201,7 @@ fn main() {
                 anchors_time.as_secs_f64(),
             );
         }
+        rate_beside_a_writer(&model, &metered, mb).await;
         drop(store);
     });
     drop(runtime);

@@ -538,6 +538,42 @@ async fn reads_and_writes_are_metered_as_the_server_reports() {
     if let Some(reported) = output.consumed_capacity.and_then(|c| c.capacity_units) {
         assert_eq!(reported, summed);
     }
+
+    // A projection saves nothing: a GetItem and a Query of the keys alone
+    // are billed by the whole items (10,000 bytes: 3 units, consistent).
+    let before = proxy.counts();
+    let output = client
+        .get_item()
+        .table_name(&table)
+        .set_key(Some(sdk_key("p", Some("s3"))))
+        .projection_expression("pk")
+        .consistent_read(true)
+        .return_consumed_capacity(ReturnConsumedCapacity::Total)
+        .send()
+        .await
+        .expect("projected get");
+    assert_eq!(
+        output.item().map(|i| i.len()),
+        Some(1),
+        "only the key came back"
+    );
+    assert_eq!(proxy.counts().since(&before).units.read(), 3.0);
+    if let Some(reported) = output.consumed_capacity.and_then(|c| c.capacity_units) {
+        assert_eq!(reported, 3.0, "the server bills it the same");
+    }
+    let before = proxy.counts();
+    client
+        .query()
+        .table_name(&table)
+        .key_condition_expression("#p = :p")
+        .expression_attribute_names("#p", "pk")
+        .expression_attribute_values(":p", Sdk::S("p".into()))
+        .projection_expression("#p, sk")
+        .consistent_read(true)
+        .send()
+        .await
+        .expect("projected query");
+    assert_eq!(proxy.counts().since(&before).units.read(), summed);
 }
 
 /// In wait mode nothing is refused: 40 write units to one key against 20 a

@@ -15,8 +15,17 @@
 //! - GetItem: one read unit per 4 KB, rounded up (at least one, also for a
 //!   missing item), half for an eventually consistent read. BatchGetItem:
 //!   each item rounded up by itself. TransactGetItems: each item twice.
-//! - Query and Scan: the sizes of the items a page returns, summed, then
+//! - Query and Scan: the sizes of the items a page reads, summed, then
 //!   rounded up to 4 KB (at least one unit).
+//! - A projection (`ProjectionExpression`) saves no units: every read of a
+//!   table is billed by the whole item, so the model bills the size it last
+//!   saw written to that key when it knows one, else what came back (a
+//!   Query or Scan item without its whole key cannot be told: what came
+//!   back). A Query
+//!   or Scan of a secondary index is billed by the index entries it returns
+//!   (the developer guide's "Global secondary indexes", read capacity
+//!   units: "the sizes of the index entries, rather than the size of the
+//!   item in the base table").
 //!
 //! The size of an item before a write is what the model last saw written to
 //! that key through it (a map of key to size it keeps); an item it has not
@@ -488,23 +497,30 @@ pub fn read_charges(
     known: &dyn Known,
 ) -> Vec<Charge> {
     let mut charges = Vec::new();
-    let item_charge = |table: &str, item: &Value, consistency: ReadConsistency| {
-        let schema = known.schema(table)?;
-        let key = ItemKey::of(item, schema)?;
-        Some(Charge {
-            table: table.to_string(),
-            partition: Some(key.partition),
-            write_units: 0,
-            read_half_units: read_half_units(size_of(item)?, consistency),
-        })
+    // A table's item is billed whole, whatever came back of it.
+    let whole = |table: &str, key: Option<&ItemKey>, item: &Value| {
+        let returned = size_of(item)?;
+        let stored = key.and_then(|key| known.size(table, key));
+        Some(stored.map_or(returned, |stored| stored.max(returned)))
     };
     match op {
         Op::Get => {
             // A missing item costs the minimum, as the estimate said.
             let table = text(forwarded, "TableName").unwrap_or_default();
-            let found = answer
-                .get("Item")
-                .and_then(|item| item_charge(table, item, consistency(forwarded)));
+            // The key asked for names the item, whatever the projection kept.
+            let asked = forwarded.get("Key").zip(known.schema(table));
+            let key = asked.and_then(|(key, schema)| ItemKey::of(key, schema));
+            let found = answer.get("Item").and_then(|item| {
+                Some(Charge {
+                    table: table.to_string(),
+                    partition: Some(key.clone()?.partition),
+                    write_units: 0,
+                    read_half_units: read_half_units(
+                        whole(table, key.as_ref(), item)?,
+                        consistency(forwarded),
+                    ),
+                })
+            });
             let missing = || {
                 Some(Charge {
                     read_half_units: read_half_units(0, consistency(forwarded)),
@@ -551,7 +567,7 @@ pub fn read_charges(
                     }
                     let size = returned
                         .get(&key)
-                        .and_then(|item| size_of(item))
+                        .and_then(|item| whole(table, Some(&key), item))
                         .unwrap_or(0);
                     charges.push(Charge {
                         table: table.clone(),
@@ -587,7 +603,16 @@ pub fn read_charges(
         Op::Query | Op::Scan => {
             let table = text(forwarded, "TableName").unwrap_or_default();
             let items = answer.get("Items").and_then(Value::as_array);
-            let bytes: usize = items.into_iter().flatten().filter_map(size_of).sum();
+            let index = forwarded.get("IndexName").is_some();
+            let schema = known.schema(table);
+            let bytes: usize = items
+                .into_iter()
+                .flatten()
+                .filter_map(|item| match (index, schema) {
+                    (false, Some(schema)) => whole(table, ItemKey::of(item, schema).as_ref(), item),
+                    _ => size_of(item),
+                })
+                .sum();
             let partition = estimate.charges.first().and_then(|c| c.partition.clone());
             charges.push(Charge {
                 table: table.to_string(),
