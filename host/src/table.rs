@@ -63,7 +63,9 @@ pub enum LayoutKind {
 }
 
 impl TableConfig {
-    /// A table whose chunks live in `<table>_chunks`.
+    /// A table whose chunks live in `<table>_chunks`, with the anchors
+    /// index [`create_tables`] makes (for a table made otherwise, use
+    /// [`TableConfig::discover`], or set `anchors` to `None`).
     pub fn chunk_table(table: &str, key: KeySchema) -> Self {
         Self {
             table: table.to_string(),
@@ -79,7 +81,9 @@ impl TableConfig {
         }
     }
 
-    /// A table whose chunks live beside the parent (string sort key needed).
+    /// A table whose chunks live beside the parent (string sort key needed),
+    /// with the anchors index [`create_tables`] makes (see
+    /// [`TableConfig::chunk_table`]).
     pub fn item_collection(table: &str, key: KeySchema) -> Self {
         Self {
             table: table.to_string(),

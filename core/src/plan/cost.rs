@@ -37,6 +37,19 @@ impl WriteCosts {
     }
 }
 
+/// The entries `split`'s chunks add to the anchors index, one write unit
+/// each, when the table has the index (`anchors_indexed`): its anchors.
+pub(super) fn index_entries(split: &SplitItem, anchors_indexed: bool) -> u64 {
+    match anchors_indexed {
+        true => split
+            .chunks
+            .iter()
+            .filter(|c| c.contains_key(ANCHOR_ATTRIBUTE))
+            .count() as u64,
+        false => 0,
+    }
+}
+
 /// The costs of writing `split` (what [`super::plan_write`]'s plan in each
 /// mode reports as its `write_units`) to a table without the anchors index.
 pub fn write_costs(split: &SplitItem) -> WriteCosts {
@@ -56,14 +69,7 @@ pub fn write_costs_to(split: &SplitItem, anchors_indexed: bool) -> WriteCosts {
         };
     }
     let sizes = || split.chunks.iter().map(item_size).chain([parent]);
-    let anchors = match anchors_indexed {
-        true => split
-            .chunks
-            .iter()
-            .filter(|c| c.contains_key(ANCHOR_ATTRIBUTE))
-            .count() as u64,
-        false => 0,
-    };
+    let anchors = index_entries(split, anchors_indexed);
     let units = |transactional| {
         let entries = if transactional { 2 * anchors } else { anchors };
         sizes().map(|s| write_units(s, transactional)).sum::<u64>() + entries

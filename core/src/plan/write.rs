@@ -9,7 +9,7 @@ use super::{PlanError, Target};
 use crate::capacity::write_units;
 use crate::key::KeySchema;
 use crate::layout::{chunk_key, parse_chunk_key};
-use crate::manifest::{ANCHOR_ATTRIBUTE, MANIFEST_ATTRIBUTE, Manifest, UPDATED_FIELD};
+use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, UPDATED_FIELD};
 use crate::size::item_size;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
@@ -406,14 +406,7 @@ pub fn plan_write_as(
             }
         }
     };
-    let anchors = match target.anchors_indexed {
-        true => split
-            .chunks
-            .iter()
-            .filter(|c| c.contains_key(ANCHOR_ATTRIBUTE))
-            .count() as u64,
-        false => 0,
-    };
+    let anchors = super::cost::index_entries(split, target.anchors_indexed);
     let index_units = match steps {
         WriteSteps::Atomic(_) => 2 * anchors,
         _ => anchors,

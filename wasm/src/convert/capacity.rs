@@ -3,23 +3,28 @@
 //! item. Every figure is core's (`dynaslice_core::capacity`); this module
 //! only walks the plan and shapes the result.
 
-use dynaslice_core::manifest::CHUNK_DATA_ATTRIBUTE;
-use dynaslice_core::plan::WriteSteps;
+use dynaslice_core::manifest::{ANCHOR_ATTRIBUTE, CHUNK_DATA_ATTRIBUTE};
 use dynaslice_core::plan::{BatchWrite, TransactAction, WriteRequest};
+use dynaslice_core::plan::{WritePlan, WriteSteps};
 use dynaslice_core::{Item, item_size, write_units};
 use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
 
 use super::set;
 
-/// `RequestCapacity[]`: one entry per request of `steps`, in sending order,
+/// `RequestCapacity[]`: one entry per request of `plan`, in sending order,
 /// each `{ operation, transactional, items, writeUnits }`, every item
-/// `{ chunk, bytes, writeUnits }`.
-pub fn write_capacity(steps: &WriteSteps) -> Array {
+/// `{ chunk, bytes, writeUnits }`; an anchor's units include its entry in
+/// the anchors index when the plan counts those (`WritePlan::index_units`),
+/// so the requests add up to `plan.write_units()`.
+pub fn write_capacity(plan: &WritePlan) -> Array {
+    let indexed = plan.index_units > 0;
+    let request =
+        |operation, transactional, items| request(operation, transactional, items, indexed);
     let requests = Array::new();
-    match steps {
+    match &plan.steps {
         WriteSteps::Single(put) => {
-            requests.push(&request("PutItem", false, [&put.item]));
+            requests.push(&request("PutItem", false, vec![&put.item]));
         }
         WriteSteps::Atomic(transaction) => {
             // A transaction's delete is billed by its key's size, as
@@ -28,13 +33,13 @@ pub fn write_capacity(steps: &WriteSteps) -> Array {
                 TransactAction::Put(put) => &put.item,
                 TransactAction::Delete(delete) => &delete.key,
             });
-            requests.push(&request("TransactWriteItems", true, items));
+            requests.push(&request("TransactWriteItems", true, items.collect()));
         }
         WriteSteps::Batch { chunks, commit, .. } => {
             for batch in chunks {
-                requests.push(&request("BatchWriteItem", false, puts(batch)));
+                requests.push(&request("BatchWriteItem", false, puts(batch).collect()));
             }
-            requests.push(&request("PutItem", false, [&commit.item]));
+            requests.push(&request("PutItem", false, vec![&commit.item]));
         }
     }
     requests
@@ -53,16 +58,17 @@ fn puts(batch: &BatchWrite) -> impl Iterator<Item = &Item> {
         })
 }
 
-fn request<'i>(
-    operation: &str,
-    transactional: bool,
-    items: impl IntoIterator<Item = &'i Item>,
-) -> JsValue {
+fn request(operation: &str, transactional: bool, items: Vec<&Item>, indexed: bool) -> JsValue {
     let list = Array::new();
     let mut total = 0;
     for item in items {
         let bytes = item_size(item);
-        let units = write_units(bytes, transactional);
+        let entry_units = match indexed && item.contains_key(ANCHOR_ATTRIBUTE) {
+            true if transactional => 2,
+            true => 1,
+            false => 0,
+        };
+        let units = write_units(bytes, transactional) + entry_units;
         total += units;
         let entry = Object::new();
         // A chunk is the one item of a write that holds chunk data; the

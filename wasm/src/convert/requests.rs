@@ -180,7 +180,7 @@ pub fn split_result(split: &SplitItem, plan: &WritePlan) -> JsValue {
     set(&requests, "cleanup", &batch_writes(&plan.cleanup));
     set(&result, "requests", &requests);
     set(&result, "writeUnits", &(plan.write_units() as f64).into());
-    set(&result, "capacity", &super::write_capacity(&plan.steps));
+    set(&result, "capacity", &super::write_capacity(plan));
     result.into()
 }
 
