@@ -144,14 +144,7 @@ impl TableConfig {
             .ok_or_else(|| HostError::TableNotFound {
                 table: table.to_string(),
             })?;
-        let mut config = Self::discover_layout(client, table, described.key).await?;
-        config.index_keys = described.index_keys;
-        config.anchors = match &config.layout {
-            Layout::ItemCollection => described.anchors,
-            Layout::ChunkTable { .. } => describe(client, &config.chunk_table)
-                .await?
-                .and_then(|d| d.anchors),
-        };
+        let mut config = Self::discover_layout(client, table, described).await?;
         config.ttl = describe_ttl(client, table).await?;
         config.chunk_table_ttl = match &config.layout {
             Layout::ChunkTable { .. } if config.ttl.is_some() => {
@@ -175,15 +168,23 @@ impl TableConfig {
         })
     }
 
-    /// The layout of `table`, whose key schema is `key`.
+    /// The layout of `table`, described as `described`, with its index keys
+    /// and the anchors index of the table its chunks live in.
     async fn discover_layout(
         client: &Client,
         table: &str,
-        key: KeySchema,
+        described: Described,
     ) -> Result<Self, HostError> {
+        let Described {
+            key,
+            index_keys,
+            anchors,
+            ..
+        } = described;
         let chunks = chunk_table_name(table);
-        match describe_key(client, &chunks).await? {
-            Some(chunk_key) => {
+        let config = match describe(client, &chunks).await? {
+            Some(chunk_table) => {
+                let chunk_key = chunk_table.key;
                 let simple_string =
                     chunk_key.sort.is_none() && chunk_key.partition.key_type == KeyType::S;
                 if !simple_string {
@@ -198,18 +199,27 @@ impl TableConfig {
                 config.layout = Layout::ChunkTable {
                     key_name: chunk_key.partition.name,
                 };
-                Ok(config)
+                config.anchors = chunk_table.anchors;
+                config
             }
             None if key.sort.as_ref().is_some_and(|s| s.key_type == KeyType::S) => {
-                Ok(Self::item_collection(table, key))
+                let mut config = Self::item_collection(table, key);
+                config.anchors = anchors;
+                config
             }
-            None => Err(HostError::TableUnsupported {
-                table: table.to_string(),
-                reason: format!(
-                    "no chunk table {chunks} and no string sort key to keep chunks beside the item"
-                ),
-            }),
-        }
+            None => {
+                return Err(HostError::TableUnsupported {
+                    table: table.to_string(),
+                    reason: format!(
+                        "no chunk table {chunks} and no string sort key to keep chunks beside the item"
+                    ),
+                });
+            }
+        };
+        Ok(Self {
+            index_keys,
+            ..config
+        })
     }
 }
 
@@ -224,6 +234,8 @@ struct Described {
     index_keys: Vec<IndexKey>,
     /// Its anchors index, when active.
     anchors: Option<String>,
+    /// Its anchors index is being built (backfilled): not read yet.
+    anchors_building: bool,
 }
 
 /// The attribute TTL deletes items by, when TTL is on (or being turned on).
@@ -295,12 +307,14 @@ async fn describe(client: &Client, table: &str) -> Result<Option<Described>, Hos
             && i.key_schema().first().map(|k| k.attribute_name()) == Some(ANCHOR_ATTRIBUTE)
     };
     // An index still being built (backfilled) lacks entries: scan instead.
-    let anchors = description
+    let index = description
         .global_secondary_indexes()
         .iter()
-        .find(|i| is_anchors(i))
-        .filter(|i| i.index_status() == Some(&aws_sdk_dynamodb::types::IndexStatus::Active))
-        .map(|_| ANCHORS_INDEX.to_string());
+        .find(|i| is_anchors(i));
+    let active = index
+        .is_some_and(|i| i.index_status() == Some(&aws_sdk_dynamodb::types::IndexStatus::Active));
+    let anchors = active.then(|| ANCHORS_INDEX.to_string());
+    let anchors_building = index.is_some() && !active;
     let index_schemas = description
         .global_secondary_indexes()
         .iter()
@@ -332,6 +346,7 @@ async fn describe(client: &Client, table: &str) -> Result<Option<Described>, Hos
         key: schema,
         index_keys,
         anchors,
+        anchors_building,
     }))
 }
 
@@ -385,11 +400,36 @@ pub async fn create_tables(client: &Client, config: &TableConfig) -> Result<(), 
 
 /// Adds the anchors index to the table `config`'s chunks live in, when it
 /// lacks one, and waits until the index is built (DynamoDB backfills it
-/// from the items already stored). True when it added it.
+/// from the items already stored; a run stopped while it was being built
+/// waits for it again). True when it added it.
 pub async fn add_anchors(client: &Client, config: &TableConfig) -> Result<bool, HostError> {
     if config.anchors.is_some() {
         return Ok(false);
     }
+    let building = describe(client, &config.chunk_table)
+        .await?
+        .is_some_and(|d| d.anchors_building);
+    if !building {
+        create_anchors(client, config).await?;
+    }
+    // Backfilling a large table takes a while: an hour at most here.
+    for _ in 0..36_000 {
+        if describe(client, &config.chunk_table)
+            .await?
+            .is_some_and(|d| d.anchors.is_some())
+        {
+            return Ok(!building);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    Err(HostError::TableUnsupported {
+        table: config.chunk_table.clone(),
+        reason: "its anchors index was not built within an hour; see DescribeTable".into(),
+    })
+}
+
+/// The UpdateTable creating the anchors index of `config`'s chunk table.
+async fn create_anchors(client: &Client, config: &TableConfig) -> Result<(), HostError> {
     let invalid = |e: aws_sdk_dynamodb::error::BuildError| HostError::Internal(e.to_string());
     let create = CreateGlobalSecondaryIndexAction::builder()
         .index_name(ANCHORS_INDEX)
@@ -412,20 +452,7 @@ pub async fn add_anchors(client: &Client, config: &TableConfig) -> Result<bool, 
     })
     .await
     .map_err(|failed| admin_error("UpdateTable", failed))?;
-    // Backfilling a large table takes a while: an hour at most here.
-    for _ in 0..36_000 {
-        if describe(client, &config.chunk_table)
-            .await?
-            .is_some_and(|d| d.anchors.is_some())
-        {
-            return Ok(true);
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    Err(HostError::TableUnsupported {
-        table: config.chunk_table.clone(),
-        reason: "its anchors index was not built within an hour; see DescribeTable".into(),
-    })
+    Ok(())
 }
 
 fn anchor_key() -> Result<KeySchemaElement, aws_sdk_dynamodb::error::BuildError> {

@@ -37,17 +37,20 @@ impl WriteCosts {
     }
 }
 
-/// The entries `split`'s chunks add to the anchors index, one write unit
-/// each, when the table has the index (`anchors_indexed`): its anchors.
-pub(super) fn index_entries(split: &SplitItem, anchors_indexed: bool) -> u64 {
-    match anchors_indexed {
-        true => split
-            .chunks
-            .iter()
-            .filter(|c| c.contains_key(ANCHOR_ATTRIBUTE))
-            .count() as u64,
+/// The write units `item`'s entry in the anchors index costs when it is
+/// written: one for an anchor (two in a transaction) on a table with the
+/// index (`anchors_indexed`), else none.
+pub fn index_entry_units(item: &Item, anchors_indexed: bool, transactional: bool) -> u64 {
+    match anchors_indexed && item.contains_key(ANCHOR_ATTRIBUTE) {
+        true => 1 + u64::from(transactional),
         false => 0,
     }
+}
+
+/// [`index_entry_units`] of all `split`'s chunks.
+pub(super) fn index_units(split: &SplitItem, anchors_indexed: bool, transactional: bool) -> u64 {
+    let units = |c| index_entry_units(c, anchors_indexed, transactional);
+    split.chunks.iter().map(units).sum()
 }
 
 /// The costs of writing `split` (what [`super::plan_write`]'s plan in each
@@ -69,9 +72,8 @@ pub fn write_costs_to(split: &SplitItem, anchors_indexed: bool) -> WriteCosts {
         };
     }
     let sizes = || split.chunks.iter().map(item_size).chain([parent]);
-    let anchors = index_entries(split, anchors_indexed);
     let units = |transactional| {
-        let entries = if transactional { 2 * anchors } else { anchors };
+        let entries = index_units(split, anchors_indexed, transactional);
         sizes().map(|s| write_units(s, transactional)).sum::<u64>() + entries
     };
     let fits =

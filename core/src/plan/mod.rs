@@ -13,7 +13,7 @@ mod update;
 mod write;
 
 pub use changes::changes_to;
-pub use cost::{WriteCosts, replace_write_units, write_costs, write_costs_to};
+pub use cost::{WriteCosts, index_entry_units, replace_write_units, write_costs, write_costs_to};
 pub use delete::{DeletePlan, plan_delete};
 pub use error::PlanError;
 pub use ops::*;

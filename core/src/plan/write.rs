@@ -406,11 +406,8 @@ pub fn plan_write_as(
             }
         }
     };
-    let anchors = super::cost::index_entries(split, target.anchors_indexed);
-    let index_units = match steps {
-        WriteSteps::Atomic(_) => 2 * anchors,
-        _ => anchors,
-    };
+    let atomic = matches!(steps, WriteSteps::Atomic(_));
+    let index_units = super::cost::index_units(split, target.anchors_indexed, atomic);
     Ok(WritePlan {
         steps,
         cleanup,

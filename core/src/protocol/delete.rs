@@ -167,8 +167,7 @@ impl Machine for DeleteMachine {
             }
             if self.existed && !self.chunks.waiting() && self.flights.open() == 0 {
                 // Anchors held back by a failed delete stay for gc.
-                let held = self.chunks.take_unsent();
-                self.chunks_left += held.iter().map(|(b, _)| b.requests.len()).sum::<usize>();
+                self.chunks_left += self.chunks.take_left();
                 self.finish(Ok(self.outcome()));
                 continue;
             }
@@ -219,9 +218,7 @@ impl Machine for DeleteMachine {
                 Purpose::Chunks(count) => count,
                 _ => 0,
             });
-        let unsent = self.chunks.take_unsent();
-        let unsent = unsent.iter().map(|(b, _)| b.requests.len());
-        self.chunks_left += dropped.chain(unsent).sum::<usize>();
+        self.chunks_left += dropped.sum::<usize>() + self.chunks.take_left();
         let result = match self.existed {
             true => Ok(self.outcome()),
             false => Err(ProtocolError::Cancelled),

@@ -100,11 +100,13 @@ impl<P> Deletes<P> {
         !self.rest.is_empty() || (!self.held && !self.anchors.is_empty())
     }
 
-    /// Takes every batch not sent (held anchors included): what a machine
-    /// that stops, or whose deletes failed, leaves to `gc`.
-    pub(crate) fn take_unsent(&mut self) -> Vec<(BatchWrite, P)> {
-        let mut unsent = core::mem::take(&mut self.rest);
-        unsent.append(&mut self.anchors);
-        unsent
+    /// Drops every batch not sent (held anchors included) and counts their
+    /// deletes: what a machine that stops, or whose deletes failed, leaves
+    /// to `gc`.
+    pub(crate) fn take_left(&mut self) -> usize {
+        let left = |batches: &mut Vec<(BatchWrite, P)>| -> usize {
+            batches.drain(..).map(|(b, _)| b.requests.len()).sum()
+        };
+        left(&mut self.rest) + left(&mut self.anchors)
     }
 }

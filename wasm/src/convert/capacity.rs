@@ -3,9 +3,9 @@
 //! item. Every figure is core's (`dynaslice_core::capacity`); this module
 //! only walks the plan and shapes the result.
 
-use dynaslice_core::manifest::{ANCHOR_ATTRIBUTE, CHUNK_DATA_ATTRIBUTE};
+use dynaslice_core::manifest::CHUNK_DATA_ATTRIBUTE;
 use dynaslice_core::plan::{BatchWrite, TransactAction, WriteRequest};
-use dynaslice_core::plan::{WritePlan, WriteSteps};
+use dynaslice_core::plan::{WritePlan, WriteSteps, index_entry_units};
 use dynaslice_core::{Item, item_size, write_units};
 use js_sys::{Array, Object};
 use wasm_bindgen::JsValue;
@@ -63,12 +63,8 @@ fn request(operation: &str, transactional: bool, items: Vec<&Item>, indexed: boo
     let mut total = 0;
     for item in items {
         let bytes = item_size(item);
-        let entry_units = match indexed && item.contains_key(ANCHOR_ATTRIBUTE) {
-            true if transactional => 2,
-            true => 1,
-            false => 0,
-        };
-        let units = write_units(bytes, transactional) + entry_units;
+        let units =
+            write_units(bytes, transactional) + index_entry_units(item, indexed, transactional);
         total += units;
         let entry = Object::new();
         // A chunk is the one item of a write that holds chunk data; the

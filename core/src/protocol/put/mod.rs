@@ -393,8 +393,7 @@ impl Machine for PutMachine<'_> {
                         return self.flights.idle();
                     }
                     // Anchors held back by a failed delete stay for gc.
-                    let held = self.deletes.take_unsent();
-                    self.cleanup_left += held.iter().map(|(b, _)| b.requests.len()).sum::<usize>();
+                    self.cleanup_left += self.deletes.take_left();
                     let committed = self
                         .committed
                         .take()
@@ -438,9 +437,7 @@ impl Machine for PutMachine<'_> {
         if let Some(settled) = &settled {
             self.deletes
                 .settled(id, matches!(settled, Settled::Answer(..)));
-            if self.uploads.anchor_out == Some(id) {
-                self.uploads.anchor_out = None;
-            }
+            self.uploads.settled(id);
         }
         match settled {
             Some(Settled::Answer(purpose, answer)) if self.live(&purpose) => {
@@ -489,9 +486,7 @@ impl Machine for PutMachine<'_> {
                         Purpose::Cleanup(count) => count,
                         _ => 0,
                     });
-                let unsent = self.deletes.take_unsent();
-                let unsent = unsent.iter().map(|(b, _)| b.requests.len());
-                self.cleanup_left += dropped.chain(unsent).sum::<usize>();
+                self.cleanup_left += dropped.sum::<usize>() + self.deletes.take_left();
             }
             _ => self.finish(Err(ProtocolError::Cancelled)),
         }

@@ -279,7 +279,7 @@ impl PutMachine<'_> {
             let id = self
                 .flights
                 .send(Request::BatchWrite(batch), purpose, Resend::Transient);
-            self.uploads.anchor_out = anchor.then_some(id).or(self.uploads.anchor_out);
+            self.uploads.sent(id, anchor);
             return None;
         }
         let hungry = self.uploads.hungry();

@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 
 use crate::capacity::write_units;
 use crate::manifest::ANCHOR_ATTRIBUTE;
-use crate::plan::{BatchWrite, WriteRequest, pack_batch_writes_by};
+use crate::plan::{BatchWrite, WriteRequest, index_entry_units, pack_batch_writes_by};
 use crate::protocol::request::RequestId;
 use crate::size::item_size;
 use crate::table::Table;
@@ -29,7 +29,7 @@ pub(super) struct Uploads {
     /// Write units of the chunk items queued.
     pub(super) units: u64,
     /// The request writing an anchor, while it is out: nothing else goes.
-    pub(super) anchor_out: Option<RequestId>,
+    anchor_out: Option<RequestId>,
 }
 
 impl Uploads {
@@ -51,8 +51,8 @@ impl Uploads {
         for chunk in chunks {
             let size = item_size(&chunk);
             self.bytes += size as u64;
-            let entry = self.indexed && chunk.contains_key(ANCHOR_ATTRIBUTE);
-            self.units += write_units(size, false) + u64::from(entry);
+            let entry = index_entry_units(&chunk, self.indexed, false);
+            self.units += write_units(size, false) + entry;
             self.queued += 1;
             self.ready.push(chunk);
         }
@@ -92,6 +92,21 @@ impl Uploads {
         // One batch: `take` chunk items are at most 25 and 10 MB.
         let batch = pack_batch_writes_by(requests, self.batch_items).pop()?;
         Some((batch, is_anchor))
+    }
+
+    /// A batch from [`Uploads::next_batch`] went out as request `id`.
+    pub(super) fn sent(&mut self, id: RequestId, anchor: bool) {
+        if anchor {
+            self.anchor_out = Some(id);
+        }
+    }
+
+    /// Request `id` settled: if it wrote the anchor out, the chunks it
+    /// covers may go.
+    pub(super) fn settled(&mut self, id: RequestId) {
+        if self.anchor_out == Some(id) {
+            self.anchor_out = None;
+        }
     }
 }
 
