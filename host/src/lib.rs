@@ -84,7 +84,10 @@ pub use out_file::replace_file;
 pub use preview::{Preview, preview};
 pub use progress::{ByteCounter, Progress};
 pub use put::{PutOptions, PutOutcome, fresh_version, put, put_reader};
-pub use query::{Damaged, Query, QueryOptions, QueryOutcome, query, verify};
+pub use query::{
+    Damaged, Position, Query, QueryOptions, QueryOutcome, Segments, VerifyPage, query, verify,
+    verify_segments,
+};
 pub use sdk_value::{SdkItem, from_sdk, item_from_sdk, item_to_sdk, to_sdk};
 pub use table::{
     CHUNK_KEY_NAME, LayoutKind, TableConfig, add_anchors, chunk_table_name, create_tables,

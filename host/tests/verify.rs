@@ -7,12 +7,15 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
 use dynaslice_core::{AttributeValue, Category, Item};
-use dynaslice_host::{LayoutKind, PutOptions, QueryOptions, TableConfig, item_to_sdk};
+use dynaslice_host::{
+    LayoutKind, Position, PutOptions, QueryOptions, Segments, TableConfig, item_to_sdk,
+};
 
 fn document(layout: LayoutKind, id: &str, len: usize, seed: u64) -> Item {
     let mut item = common::key(layout, id);
@@ -129,5 +132,108 @@ async fn verify_finds_every_planted_fault_and_nothing_else() {
             "{stdout}"
         );
         assert!(stdout.contains("4 damaged"), "{stdout}");
+
+        // In three segments of pages of two: the same four, each once, and
+        // every segment between pages at least once or at its end.
+        let mut damaged = Vec::new();
+        let mut ends = BTreeSet::new();
+        let segments = Segments {
+            page_size: Some(2),
+            ..Segments::all(3)
+        };
+        let outcome = dynaslice_host::verify_segments(
+            &client,
+            &table,
+            &QueryOptions::default(),
+            segments,
+            |d| damaged.push(d.key),
+            |page| {
+                if page.position == Position::End {
+                    ends.insert(page.segment);
+                }
+            },
+        )
+        .await
+        .unwrap();
+        damaged.sort();
+        assert_eq!(damaged, planted.iter().cloned().collect::<Vec<_>>());
+        assert_eq!((outcome.items, outcome.damaged), (4, 4), "{layout:?}");
+        assert_eq!(ends, BTreeSet::from([0, 1, 2]));
+
+        verify_killed_and_resumed(&table, &planted);
     }
+}
+
+/// `verify --cursor`, killed (SIGKILL) while its rate limit holds it
+/// between pages and run again, checks the rest: every planted fault is
+/// reported by one run or the other, and the resumed run counts those the
+/// first found before its cursor, so it exits 1 even when it finds none.
+fn verify_killed_and_resumed(table: &TableConfig, planted: &BTreeSet<Item>) {
+    let dir = common::fresh_temp_dir("verifykill");
+    let cursor = dir.join("verify.cursor");
+    let verify = |rest: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_dynaslice"));
+        command
+            .args([
+                "--endpoint",
+                common::endpoint(),
+                "verify",
+                "-t",
+                &table.table,
+            ])
+            .args(["--cursor", cursor.to_str().unwrap(), "--page-size", "2"])
+            .args(["--segments", "2"])
+            .args(rest)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        command
+    };
+    // A 1.2 MB item costs about 150 read units: at 10 units per second,
+    // the run waits for seconds after each.
+    let mut first = verify(&["--rate-limit", "10"]).spawn().unwrap();
+    let start = Instant::now();
+    while !cursor.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "no cursor saved"
+        );
+        assert!(
+            first.try_wait().unwrap().is_none(),
+            "verify ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    first.kill().unwrap();
+    let first = first.wait_with_output().unwrap();
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
+    assert_eq!(saved["scans"], "items", "{saved}");
+
+    let resumed = verify(&["--output", "json"]).output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&resumed.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&resumed.stderr)));
+    assert_eq!(resumed.status.code(), Some(1), "{report}");
+    assert!(!cursor.exists(), "a finished run removes its cursor");
+    let earlier = report["damagedEarlier"].as_u64().unwrap();
+    let now = report["damaged"].as_array().unwrap();
+    assert_eq!(earlier + now.len() as u64, 4, "{saved} then {report}");
+    // Every planted fault by one run or the other (the first may have
+    // printed one past its cursor, which the second finds again).
+    let first_lines = String::from_utf8_lossy(&first.stdout);
+    let mut reported = first_lines
+        .lines()
+        .filter(|l| l.starts_with("damaged "))
+        .count() as u64;
+    reported += now.len() as u64;
+    assert!(reported >= 4, "{first_lines} then {report}");
+    for key in planted {
+        let text = dynaslice_host::json::key_text(&table.key, key);
+        let json = dynaslice_host::json::item_to_json(key);
+        assert!(
+            first_lines.contains(&format!("damaged {text}:"))
+                || now.iter().any(|d| d["key"] == json),
+            "{text} reported by neither run: {first_lines} then {report}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

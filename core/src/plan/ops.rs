@@ -222,6 +222,9 @@ pub struct Query {
     pub limit: Option<u32>,
     /// Where the page starts: the previous page's `LastEvaluatedKey`.
     pub start: Option<Item>,
+    /// One segment of a parallel Scan, `(Segment, TotalSegments)`; a
+    /// Query (with a key condition) has none.
+    pub segment: Option<(u32, u32)>,
 }
 
 /// One page of a Scan.

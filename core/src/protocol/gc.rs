@@ -39,7 +39,7 @@ use super::clock::StoreClock;
 use super::deletes::Deletes;
 use super::error::ProtocolError;
 use super::flights::{Consumed, Flights, Resend, Settled, found};
-use super::pace::Pace;
+use super::pace::{Pace, rate_pause};
 use super::policy::{DEFAULT_CONCURRENCY, DEFAULT_GRACE, INITIAL_WRITE_LIMIT, RetryPolicy};
 use super::request::{Answer, Request, RequestId, Response};
 use super::{Env, Machine, Step};
@@ -248,17 +248,13 @@ impl GcMachine {
     /// How long the next page waits for the rate: until the units spent so
     /// far, at the rate, have had their time.
     fn pause(&self) -> Duration {
-        let Some(rate) = self.options.max_units_per_second.filter(|&r| r > 0) else {
-            return Duration::ZERO;
-        };
         let spent = self.flights.consumed.read + self.flights.consumed.write;
-        let due_ms = spent * 1000.0 / f64::from(rate);
         let elapsed_ms = self
             .flights
             .clock
             .local_ms()
-            .saturating_sub(self.started_ms) as f64;
-        Duration::from_millis((due_ms - elapsed_ms).max(0.0) as u64)
+            .saturating_sub(self.started_ms);
+        rate_pause(self.options.max_units_per_second, spent, elapsed_ms)
     }
 
     /// The anchors index this run reads, if any.

@@ -58,7 +58,7 @@ pub use gc::{GcMachine, GcOptions, GcReport};
 pub use pace::{Pace, Signal};
 pub use policy::RetryPolicy;
 pub use put::{PutMachine, PutOptions, PutOutcome, PutSource};
-pub use query::{Damaged, QueryMachine, QueryOptions, QueryOutcome};
+pub use query::{Damaged, Position, QueryMachine, QueryOptions, QueryOutcome};
 pub use read::{GetOptions, ReadMachine, ReadOutcome, Sink};
 pub use request::{
     Answer, Failure, FailureKind, Operation, Request, RequestId, Response, Send, StoreDate,

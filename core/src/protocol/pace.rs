@@ -86,6 +86,18 @@ impl Pace {
     }
 }
 
+/// How long maintenance work (gc, verify) waits before its next request
+/// to hold `rate` capacity units per second on average: until the `spent`
+/// units, at the rate, have had their time since it began (`elapsed_ms`
+/// ago). No wait without a rate.
+pub fn rate_pause(rate: Option<u32>, spent: f64, elapsed_ms: u64) -> core::time::Duration {
+    let Some(rate) = rate.filter(|&r| r > 0) else {
+        return core::time::Duration::ZERO;
+    };
+    let due_ms = spent * 1000.0 / f64::from(rate);
+    core::time::Duration::from_millis((due_ms - elapsed_ms as f64).max(0.0) as u64)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 use super::clock::StoreClock;
 use super::error::ProtocolError;
 use super::flights::{Consumed, Flights, Resend, Settled};
-use super::pace::Pace;
+use super::pace::{Pace, rate_pause};
 use super::policy::{DEFAULT_CONCURRENCY, INITIAL_READ_LIMIT};
 use super::read::{GetOptions, ReadMachine, Sink};
 use super::request::{Answer, Request, RequestId, Response};
@@ -42,6 +42,26 @@ pub struct QueryOptions {
     /// category) with [`QueryMachine::take_damaged`] and go on, instead of
     /// ending with its error: what `verify` does.
     pub report_damaged: bool,
+    /// The most capacity units per second, on average: each page, and each
+    /// item's read, starts only once the units spent so far fit the rate,
+    /// so a scan of a whole table (`verify`, `export`) leaves the table's
+    /// capacity to the application. An item's read itself is not slowed:
+    /// a large one spends its units at once and the next waits for them.
+    pub max_units_per_second: Option<u32>,
+}
+
+/// Where a query stands, for a run that resumes it
+/// ([`QueryMachine::position`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Position<'a> {
+    /// Between two pages: the items taken so far are exactly those before
+    /// this start (the next page's `ExclusiveStartKey`; `None`: the
+    /// query's beginning), so a query from it yields every other item.
+    At(Option<&'a Item>),
+    /// Within a page: some of its items were taken, some not.
+    Within,
+    /// Every page was read and every item taken.
+    End,
 }
 
 /// A virtual item that does not read back, and why.
@@ -60,6 +80,7 @@ impl Default for QueryOptions {
             concurrency: 4,
             lazy: false,
             report_damaged: false,
+            max_units_per_second: None,
         }
     }
 }
@@ -85,6 +106,20 @@ pub struct QueryOutcome {
     pub consumed: Consumed,
 }
 
+impl QueryOutcome {
+    /// Adds `other`'s counts (another segment's) to these.
+    pub fn add(&mut self, other: &QueryOutcome) {
+        self.items += other.items;
+        self.virtual_items += other.virtual_items;
+        self.chunks_skipped += other.chunks_skipped;
+        self.vanished += other.vanished;
+        self.damaged += other.damaged;
+        self.pages += other.pages;
+        self.consumed.read += other.consumed.read;
+        self.consumed.write += other.consumed.write;
+    }
+}
+
 /// A page's item, in order.
 enum Slot {
     /// Ready to yield.
@@ -95,6 +130,8 @@ enum Slot {
     Reading(u64),
     /// Its read found no item: skipped.
     Gone,
+    /// It did not read back: reported in its turn.
+    Broken(Damaged),
 }
 
 /// How a read ended.
@@ -103,7 +140,7 @@ enum Ended {
     /// No item (deleted, or expired).
     Vanished,
     /// It did not read back.
-    Damaged,
+    Damaged(Damaged),
 }
 
 /// Ids of page requests carry this tag; a read's are its serial (from 1)
@@ -134,6 +171,18 @@ pub struct QueryMachine {
     /// The end was reported.
     over: bool,
     local_ms: u64,
+    /// When the query began, by the executor's clock (for the rate).
+    started_ms: u64,
+    /// Slots released (yielded or skipped) since the query began.
+    released: u64,
+    /// The pages not yet released whole: the count of slots released once
+    /// each is, and the start of the page after it (`None`: the last).
+    bounds: VecDeque<(u64, Option<Item>)>,
+    /// The start of the first page not released whole (the query's own
+    /// start until one is), and the count of slots released before it.
+    cursor: (Option<Item>, u64),
+    /// The last page was released whole.
+    ended: bool,
 }
 
 impl QueryMachine {
@@ -144,6 +193,7 @@ impl QueryMachine {
         let pace = Pace::new(INITIAL_READ_LIMIT, DEFAULT_CONCURRENCY);
         let retry = options.get.retry;
         let flights = Flights::new(retry, pace, StoreClock::new(env.local_ms), env.seed);
+        let cursor = (query.start.clone(), 0);
         let mut machine = Self {
             table,
             query,
@@ -161,6 +211,11 @@ impl QueryMachine {
             done: None,
             over: false,
             local_ms: env.local_ms,
+            started_ms: env.local_ms,
+            released: 0,
+            bounds: VecDeque::new(),
+            cursor,
+            ended: false,
         };
         machine.options.concurrency = machine.options.concurrency.max(1);
         machine.next_page();
@@ -179,9 +234,43 @@ impl QueryMachine {
         core::mem::take(&mut self.damaged)
     }
 
+    /// Where the query stands: between two pages (a start a new query
+    /// resumes from, yielding exactly the items not taken yet), within a
+    /// page, or at its end. It is between pages whenever a page's last
+    /// item was just taken: the items of the next page are never made
+    /// ready in the same [`Step::Output`].
+    pub fn position(&self) -> Position<'_> {
+        let taken = self.released - (self.ready.len() + self.damaged.len()) as u64;
+        match (self.ended, taken == self.cursor.1) {
+            (true, _) if taken == self.released => Position::End,
+            (false, true) => Position::At(self.cursor.0.as_ref()),
+            _ => Position::Within,
+        }
+    }
+
+    /// How long the next page or read waits for the rate.
+    fn pause(&self) -> core::time::Duration {
+        let consumed = self.consumed();
+        let elapsed_ms = self
+            .flights
+            .clock
+            .local_ms()
+            .saturating_sub(self.started_ms);
+        rate_pause(
+            self.options.max_units_per_second,
+            consumed.read + consumed.write,
+            elapsed_ms,
+        )
+    }
+
     fn next_page(&mut self) {
-        self.flights
-            .send(Request::Query(self.query.clone()), (), Resend::Transient);
+        let pause = self.pause();
+        self.flights.send_after(
+            Request::Query(self.query.clone()),
+            (),
+            Resend::Transient,
+            pause,
+        );
         self.page_out = true;
     }
 
@@ -201,12 +290,17 @@ impl QueryMachine {
             };
             self.slots.push_back(slot);
         }
+        let end = self.released + self.slots.len() as u64;
+        self.bounds.push_back((end, self.query.start.clone()));
     }
 
     /// Starts reads of parents, up to the concurrency; true when it
     /// started any.
     fn start_reads(&mut self) -> bool {
         let mut started = false;
+        if !self.pause().is_zero() {
+            return false;
+        }
         for slot in self.slots.iter_mut() {
             if self.reads.len() >= self.options.concurrency {
                 break;
@@ -233,20 +327,32 @@ impl QueryMachine {
         started
     }
 
-    /// Moves the items ready at the head of the order out.
+    /// Moves the items ready (and the damaged ones) at the head of the
+    /// order out, stopping at the end of a page when any are, so that a
+    /// caller sees the query between pages ([`QueryMachine::position`]).
     fn release(&mut self) {
-        while let Some(slot) = self.slots.front() {
-            match slot {
-                Slot::Ready(_) => {
-                    if let Some(Slot::Ready(item)) = self.slots.pop_front() {
-                        self.ready.push(item);
-                    }
+        loop {
+            while let Some((end, _)) = self.bounds.front()
+                && *end <= self.released
+            {
+                if let Some((end, next)) = self.bounds.pop_front() {
+                    self.ended = next.is_none();
+                    self.cursor = (next, end);
                 }
-                Slot::Gone => {
-                    self.slots.pop_front();
+                if !(self.ready.is_empty() && self.damaged.is_empty()) {
+                    return;
                 }
-                Slot::Parent(_) | Slot::Reading(_) => return,
             }
+            match self.slots.front() {
+                Some(Slot::Ready(_) | Slot::Gone | Slot::Broken(_)) => match self.slots.pop_front()
+                {
+                    Some(Slot::Ready(item)) => self.ready.push(item),
+                    Some(Slot::Broken(damaged)) => self.damaged.push(damaged),
+                    _ => {}
+                },
+                Some(Slot::Parent(_) | Slot::Reading(_)) | None => return,
+            }
+            self.released += 1;
         }
     }
 
@@ -274,9 +380,9 @@ impl QueryMachine {
                 self.outcome.vanished += 1;
                 Slot::Gone
             }
-            Ended::Damaged => {
+            Ended::Damaged(damaged) => {
                 self.outcome.damaged += 1;
-                Slot::Gone
+                Slot::Broken(damaged)
             }
         };
     }
@@ -324,8 +430,7 @@ impl QueryMachine {
                         && error.code().category() == Category::Stored =>
                 {
                     let key = self.reads[at].1.clone();
-                    self.read_done(serial, Ended::Damaged);
-                    self.damaged.push(Damaged { key, error });
+                    self.read_done(serial, Ended::Damaged(Damaged { key, error }));
                     continue;
                 }
                 Step::Done(Err(error)) => {
@@ -384,6 +489,11 @@ impl Machine for QueryMachine {
             if self.start_reads() {
                 continue;
             }
+            let waiting = self.slots.iter().any(|s| matches!(s, Slot::Parent(_)));
+            let sleep = match (sleep, waiting) {
+                (None, true) if self.reads.is_empty() => Some(Step::Sleep(self.pause())),
+                (sleep, _) => sleep,
+            };
             // The next page once this one's items are under way: at most
             // a page and the reads in memory.
             if self.more && !self.page_out && self.slots.len() <= self.options.concurrency {

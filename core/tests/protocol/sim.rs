@@ -260,6 +260,7 @@ impl Store {
                     .items
                     .iter()
                     .filter(|(k, _)| from.as_ref().is_none_or(|f| *k > f))
+                    .filter(|(k, _)| in_segment(k, query.segment))
                     .filter(|(_, item)| {
                         wanted.is_none_or(|(name, value)| item.get(name.as_str()) == Some(value))
                     })
@@ -295,6 +296,20 @@ impl Store {
             }
         }
     }
+}
+
+/// Whether a key falls in a parallel Scan's segment: by a hash of the
+/// key, as DynamoDB divides a table by partition.
+fn in_segment(key: &Item, segment: Option<(u32, u32)>) -> bool {
+    let Some((segment, total)) = segment else {
+        return true;
+    };
+    let hash = format!("{key:?}")
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+    hash % u64::from(total) == u64::from(segment)
 }
 
 fn split_at<T>(all: &[T], partial: bool) -> (&[T], &[T]) {

@@ -462,9 +462,32 @@ pub struct ExportArgs {
 pub struct VerifyArgs {
     #[command(flatten)]
     pub table: TableArgs,
-    /// Items read at once.
+    /// Items read at once, in each segment.
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
+    /// The most items a Scan page evaluates (DynamoDB's 1 MB page when not
+    /// given); smaller pages save the cursor more often.
+    #[arg(long, value_name = "ITEMS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub page_size: Option<u32>,
+}
+
+/// How a run over a whole table (`gc`, `verify`) goes.
+#[derive(Debug, Args)]
+pub struct SweepArgs {
+    /// Scan this many segments at once (a parallel Scan).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub segments: u32,
+    /// The most capacity units (read and write) per second, on average, so the
+    /// application keeps the table's capacity.
+    #[arg(long, value_name = "UNITS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: Option<u32>,
+    /// Save where each segment got to in FILE after every page, and start from
+    /// it when it exists: a run stopped anywhere (even killed) continues there.
+    /// Removed when the run ends.
+    #[arg(long, value_name = "FILE")]
+    pub cursor: Option<PathBuf>,
 }
 
 /// What `gc` takes.
@@ -478,18 +501,8 @@ pub struct GcArgs {
     /// Report what would be deleted; delete nothing.
     #[arg(long)]
     pub dry_run: bool,
-    /// Scan this many segments of the chunk table at once (a parallel Scan).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
-    pub segments: u32,
-    /// The most capacity units (read and write) per second, on average, so the
-    /// application keeps the table's capacity.
-    #[arg(long, value_name = "UNITS", value_parser = clap::value_parser!(u32).range(1..))]
-    pub rate_limit: Option<u32>,
-    /// Save where each segment got to in FILE after every page, and start from
-    /// it when it exists: a run stopped anywhere (even killed) continues there.
-    /// Removed when the run ends.
-    #[arg(long, value_name = "FILE")]
-    pub cursor: Option<PathBuf>,
+    #[command(flatten)]
+    pub sweep: SweepArgs,
     /// Scan every chunk item, not the anchors index (the default when the
     /// table has one): reads every stored byte, and finds chunks written
     /// before anchors were (by dynaslice 0.1.0 or older) too.

@@ -3,25 +3,16 @@
 //! estimated size of what it scans: the anchors index when the table has
 //! one (docs/FORMAT.md section 6, "Anchors"), else the chunk table.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
-use dynaslice_core::Item;
-use dynaslice_host::json::{item_from_json, item_to_json};
+use dynaslice_host::json::item_to_json;
 use dynaslice_host::{GcOptions, GcPage, HostError, TableConfig};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::args::GcArgs;
-use super::output::{Bar, print_json, save};
-
-/// Where each segment of a run got to: not started (`None`), at a key, or
-/// done.
-#[derive(Clone, Debug, PartialEq)]
-enum Mark {
-    From(Option<Item>),
-    Done,
-}
+use super::cursor::{self, Cursor, Mark};
+use super::output::{Bar, print_json};
 
 /// What a run scans, as its cursor file names it: keys of one are no start
 /// in the other.
@@ -32,87 +23,12 @@ fn source(anchors: &Option<String>) -> &'static str {
     }
 }
 
-fn read_cursor(
-    path: &Path,
-    table: &str,
-    anchors: &Option<String>,
-    segments: u32,
-) -> Result<Vec<Mark>, HostError> {
-    let fresh = vec![Mark::From(None); segments as usize];
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(fresh),
-        Err(e) => return Err(HostError::io(path.display(), e)),
-    };
-    let bad = |why: &str| {
-        HostError::Input(format!(
-            "{} is not a gc cursor of {table}: {why}",
-            path.display()
-        ))
-    };
-    let saved: Value = serde_json::from_str(&text).map_err(|e| bad(&e.to_string()))?;
-    if saved["table"].as_str() != Some(table) {
-        return Err(bad("it is another table's"));
-    }
-    if saved["scans"].as_str() != Some(source(anchors)) {
-        return Err(bad(match anchors {
-            Some(_) => "it is a cursor of a run with --scan; run with --scan",
-            None => "it is a cursor of a run over the anchors index; run without --scan",
-        }));
-    }
-    let marks = saved["segments"]
-        .as_array()
-        .ok_or_else(|| bad("no segments"))?;
-    if marks.len() != segments as usize {
-        return Err(bad(&format!(
-            "it has {} segments; run with --segments {}",
-            marks.len(),
-            marks.len()
-        )));
-    }
-    marks
-        .iter()
-        .map(|mark| match mark {
-            Value::Null => Ok(Mark::From(None)),
-            Value::String(s) if s == "done" => Ok(Mark::Done),
-            key => Ok(Mark::From(Some(
-                item_from_json(key).map_err(|e| bad(&e.to_string()))?,
-            ))),
-        })
-        .collect()
-}
-
-fn write_cursor(
-    path: &Path,
-    table: &str,
-    anchors: &Option<String>,
-    marks: &[Mark],
-) -> Result<(), HostError> {
-    let segments: Vec<Value> = marks
-        .iter()
-        .map(|mark| match mark {
-            Mark::From(None) => Value::Null,
-            Mark::From(Some(key)) => item_to_json(key),
-            Mark::Done => json!("done"),
-        })
-        .collect();
-    save(
-        path,
-        &json!({ "table": table, "scans": source(anchors), "segments": segments }).to_string(),
-    )
-}
-
-/// The item count of what a run scans (the anchors index, or the chunk
-/// table) as DynamoDB last estimated it (updated about every six hours on
-/// AWS); 0 when unknown.
-async fn estimated_items(client: &Client, table: &TableConfig, anchors: &Option<String>) -> u64 {
-    let described = client
-        .describe_table()
-        .table_name(&table.chunk_table)
-        .send()
-        .await;
+/// The item count of `table_name` (or of its `index`) as DynamoDB last
+/// estimated it (updated about every six hours on AWS); 0 when unknown.
+pub(super) async fn estimated_items(client: &Client, table_name: &str, index: Option<&str>) -> u64 {
+    let described = client.describe_table().table_name(table_name).send().await;
     let described = described.ok().and_then(|d| d.table);
-    let count = match anchors {
+    let count = match index {
         Some(index) => described.and_then(|t| {
             t.global_secondary_indexes
                 .unwrap_or_default()
@@ -128,14 +44,25 @@ async fn estimated_items(client: &Client, table: &TableConfig, anchors: &Option<
 pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, HostError> {
     let table = TableConfig::discover(client, &args.table.table).await?;
     let anchors = table.anchors.clone().filter(|_| !args.scan);
-    let mut marks = match &args.cursor {
-        Some(path) => read_cursor(path, &table.table, &anchors, args.segments)?,
-        None => vec![Mark::From(None); args.segments as usize],
+    let sweep = &args.sweep;
+    let scans = source(&anchors);
+    let mut cursor = match &sweep.cursor {
+        Some(path) => cursor::read(
+            path,
+            &table.table,
+            scans,
+            sweep.segments,
+            match anchors {
+                Some(_) => "it is a cursor of a run with --scan; run with --scan",
+                None => "it is a cursor of a run over the anchors index; run without --scan",
+            },
+        )?,
+        None => Cursor::fresh(sweep.segments),
     };
     let options = GcOptions {
         grace: args.grace,
         dry_run: args.dry_run,
-        max_units_per_second: args.rate_limit,
+        max_units_per_second: sweep.rate_limit,
         every_chunk: args.scan,
         ..GcOptions::default()
     };
@@ -146,37 +73,30 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
     let bar = Bar::counting(
         "collecting",
         unit,
-        estimated_items(client, &table, &anchors).await,
+        estimated_items(client, &table.chunk_table, anchors.as_deref()).await,
         json,
     );
     // Segments already done are not run again; the others start where they
     // got to (a run with one segment uses no Segment parameter at all).
-    let starts: Vec<(u32, Option<Item>)> = marks
-        .iter()
-        .enumerate()
-        .filter_map(|(i, mark)| match mark {
-            Mark::From(start) => Some((i as u32, start.clone())),
-            Mark::Done => None,
-        })
-        .collect();
-    let mut seen = vec![0u64; marks.len()];
+    let starts = cursor.starts();
+    let mut seen = vec![0u64; cursor.marks.len()];
     let mut failed_save = None;
     let report = {
         let on_page = |page: GcPage<'_>| {
             let at = page.segment as usize;
             seen[at] = page.report.chunks as u64;
             bar.set(seen.iter().sum());
-            marks[at] = match page.cursor {
+            cursor.marks[at] = match page.cursor {
                 Some(key) => Mark::From(Some(key.clone())),
                 None => Mark::Done,
             };
-            if let Some(path) = &args.cursor
-                && let Err(e) = write_cursor(path, &table.table, &anchors, &marks)
+            if let Some(path) = &sweep.cursor
+                && let Err(e) = cursor::write(path, &table.table, scans, &cursor)
             {
                 failed_save = Some(e);
             }
         };
-        let total = args.segments;
+        let total = sweep.segments;
         dynaslice_host::gc_segments(client, &table, &options, total, starts, on_page).await
     };
     bar.finish();
@@ -184,7 +104,7 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
         return Err(e);
     }
     let report = report?;
-    if let Some(path) = &args.cursor {
+    if let Some(path) = &sweep.cursor {
         let _ = std::fs::remove_file(path);
     }
     if json {

@@ -3,6 +3,7 @@
 pub mod args;
 mod bulk;
 mod commands;
+mod cursor;
 mod gc;
 mod history;
 pub mod output;

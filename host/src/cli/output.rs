@@ -31,6 +31,11 @@ impl Bar {
         self.0.suspend(|| eprintln!("{text}"));
     }
 
+    /// Prints a line on standard output without garbling the bar.
+    pub fn print(&self, text: &str) {
+        self.0.suspend(|| println!("{text}"));
+    }
+
     /// Removes the bar.
     pub fn finish(&self) {
         self.0.finish_and_clear();

@@ -34,6 +34,7 @@ pub async fn query(client: &Client, args: &QueryArgs, json: bool) -> Result<Exit
         forward: !args.descending,
         limit: None,
         start: None,
+        segment: None,
     };
     let options = QueryOptions {
         concurrency: args.concurrency.max(1),

@@ -412,6 +412,16 @@ async fn batch_get(client: &Client, get: BatchGet, date: &DateSeen) -> Sent {
     Ok((Answer::BatchGet { items, unprocessed }, consumed))
 }
 
+/// A parallel Scan's `Segment` (of `(segment, total)`).
+fn segment_number(segment: Option<(u32, u32)>) -> Option<i32> {
+    segment.map(|(s, _)| i32::try_from(s).unwrap_or(i32::MAX))
+}
+
+/// A parallel Scan's `TotalSegments`.
+fn total_segments(segment: Option<(u32, u32)>) -> Option<i32> {
+    segment.map(|(_, t)| i32::try_from(t).unwrap_or(i32::MAX))
+}
+
 async fn scan_page(client: &Client, scan: Scan, date: &DateSeen) -> Sent {
     let (expression, names) = projection(scan.attributes);
     let output = client
@@ -422,14 +432,8 @@ async fn scan_page(client: &Client, scan: Scan, date: &DateSeen) -> Sent {
         .consistent_read(scan.consistent)
         .set_limit(scan.limit.map(|l| i32::try_from(l).unwrap_or(i32::MAX)))
         .set_exclusive_start_key(scan.start.map(item_to_sdk))
-        .set_segment(
-            scan.segment
-                .map(|(s, _)| i32::try_from(s).unwrap_or(i32::MAX)),
-        )
-        .set_total_segments(
-            scan.segment
-                .map(|(_, t)| i32::try_from(t).unwrap_or(i32::MAX)),
-        )
+        .set_segment(segment_number(scan.segment))
+        .set_total_segments(total_segments(scan.segment))
         .set_projection_expression(expression)
         .set_expression_attribute_names(names)
         .customize()
@@ -477,6 +481,8 @@ async fn query_page(client: &Client, query: Query, date: &DateSeen) -> Sent {
             .consistent_read(query.consistent)
             .set_limit(limit)
             .set_exclusive_start_key(start)
+            .set_segment(segment_number(query.segment))
+            .set_total_segments(total_segments(query.segment))
             .customize()
             .interceptor(date.clone())
             .send()

@@ -568,7 +568,26 @@ pub fn query_input(input: &JsValue, values: Item, start: Option<Item>) -> Result
         forward: super::flag(input, "ScanIndexForward", true)?,
         limit,
         start,
+        segment: scan_segment(input)?,
     })
+}
+
+/// A parallel Scan's `Segment` and `TotalSegments`: both or neither, the
+/// segment below the total (DynamoDB allows up to 1,000,000 segments).
+fn scan_segment(input: &JsValue) -> Result<Option<(u32, u32)>, Failure> {
+    let (segment, total) = (get(input, "Segment"), get(input, "TotalSegments"));
+    if segment.is_undefined() && total.is_undefined() {
+        return Ok(None);
+    }
+    let total = positive(input, "TotalSegments", 1)?;
+    let segment = size(input, "Segment", 0)?;
+    if total > 1_000_000 || segment >= total {
+        return Err(bad(
+            "Segment",
+            "below TotalSegments, which is at most 1000000",
+        ));
+    }
+    Ok(Some((segment as u32, total as u32)))
 }
 
 /// `gc`'s options: `graceMs`, `dryRun`, `maxUnitsPerSecond`, `everyChunk`

@@ -147,6 +147,10 @@ fn query_input(query: &Query) -> JsValue {
     if let Some(start) = &query.start {
         set(&input, "ExclusiveStartKey", &dynamodb_item(start));
     }
+    if let Some((segment, total)) = query.segment {
+        set(&input, "Segment", &segment.into());
+        set(&input, "TotalSegments", &total.into());
+    }
     input.into()
 }
 
