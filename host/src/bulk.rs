@@ -19,7 +19,7 @@ use crate::json::item_to_json;
 use crate::out_file::OutFile;
 use crate::progress::Progress;
 use crate::put::{PutOptions, PutOutcome, put};
-use crate::query::{Query, QueryOptions, QueryOutcome};
+use crate::query::{Position, Query, QueryOptions, QueryOutcome};
 use crate::table::TableConfig;
 
 /// Items written at once by default.
@@ -112,9 +112,53 @@ pub async fn export(
     options: &QueryOptions,
     progress: &dyn Progress,
 ) -> Result<QueryOutcome, HostError> {
+    let file = OutFile::create(out).await?;
+    export_into(client, table, file, options, None, |_| Ok(()), progress).await
+}
+
+/// Where an export got to: the bytes of its output that hold whole items,
+/// and the Scan start of the items after them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExportMark {
+    /// Bytes of whole lines written.
+    pub bytes: u64,
+    /// Where the Scan starts again (`None`: the table's beginning).
+    pub start: Option<Item>,
+}
+
+/// [`export`] that a later run can continue after a failure or a crash: a
+/// regular file is written under a fixed temporary name beside it
+/// (`.NAME.dynaslice-resumable`), kept when the run fails; `mark` hears
+/// where the export got to after each page (to save it), and a run given
+/// `from` (the last mark heard) continues the temporary file from there,
+/// with no item twice. `-`, a FIFO or a device cannot be continued.
+pub async fn export_resumable(
+    client: &Client,
+    table: &TableConfig,
+    out: &Path,
+    options: &QueryOptions,
+    from: Option<ExportMark>,
+    mark: impl FnMut(&ExportMark) -> Result<(), HostError>,
+    progress: &dyn Progress,
+) -> Result<QueryOutcome, HostError> {
+    let file = OutFile::resumable(out, from.as_ref().map(|m| m.bytes)).await?;
+    export_into(client, table, file, options, from, mark, progress).await
+}
+
+async fn export_into(
+    client: &Client,
+    table: &TableConfig,
+    mut file: OutFile,
+    options: &QueryOptions,
+    from: Option<ExportMark>,
+    mut mark: impl FnMut(&ExportMark) -> Result<(), HostError>,
+    progress: &dyn Progress,
+) -> Result<QueryOutcome, HostError> {
+    let mut written = from.as_ref().map_or(0, |m| m.bytes);
     let scan = Query {
         table: table.table.clone(),
         consistent: true,
+        start: from.and_then(|m| m.start),
         ..Query::default()
     };
     let options = QueryOptions {
@@ -122,10 +166,10 @@ pub async fn export(
         report_damaged: false,
         ..options.clone()
     };
-    let mut file = OutFile::create(out).await?;
     let mut machine = QueryMachine::new(table.core(), scan, options, env());
     let mut driver = Driver::new(client, &());
     progress.start(0);
+    progress.advance(written);
     loop {
         match driver.run(&mut machine).await {
             Stop::Done(result) => {
@@ -139,7 +183,19 @@ pub async fn export(
                     lines.extend_from_slice(item_to_json(&item).to_string().as_bytes());
                     lines.push(b'\n');
                 }
-                if let Err(error) = file.write(&lines).await {
+                let mut wrote = file.write(&lines).await;
+                written += lines.len() as u64;
+                if let (Ok(()), Position::At(start)) = (&wrote, machine.position()) {
+                    let at = ExportMark {
+                        bytes: written,
+                        start: start.cloned(),
+                    };
+                    wrote = match file.flush().await {
+                        Ok(()) => mark(&at),
+                        Err(error) => Err(error),
+                    };
+                }
+                if let Err(error) = wrote {
                     machine.cancel();
                     let _ = driver.run(&mut machine).await;
                     return Err(error);

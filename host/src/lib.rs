@@ -62,7 +62,9 @@ pub mod serve;
 mod table;
 mod update;
 
-pub use bulk::{DEFAULT_IN_FLIGHT, ManyOptions, ManyReport, export, put_many};
+pub use bulk::{
+    DEFAULT_IN_FLIGHT, ExportMark, ManyOptions, ManyReport, export, export_resumable, put_many,
+};
 pub use client::{aws_client, local_client};
 pub use delete::{DeleteOutcome, delete};
 pub use dynaslice_core::protocol::RetryPolicy;

@@ -48,6 +48,40 @@ impl OutFile {
         }
     }
 
+    /// Opens the output `path` names for an export a later run may continue
+    /// (see [`PartialFile::resumable`]): a regular file is written under a
+    /// fixed temporary name that stays when the run fails, and `from`
+    /// continues it at that many bytes. Anything else is written directly,
+    /// and cannot be continued.
+    pub async fn resumable(path: &Path, from: Option<u64>) -> Result<Self, HostError> {
+        let target = match path == Path::new("-") {
+            true => Target::Direct,
+            false => target(path)?,
+        };
+        match (target, from) {
+            (Target::Replace(file), from) => {
+                Ok(Self::Whole(PartialFile::resumable(&file, from).await?))
+            }
+            (Target::Direct, None) => Self::create(path).await,
+            (Target::Direct, Some(_)) => Err(HostError::Input(format!(
+                "{} is not a regular file: what was written to it cannot be continued",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Writes what was appended through to the file system.
+    pub async fn flush(&mut self) -> Result<(), HostError> {
+        match self {
+            Self::Whole(file) => file.flush().await,
+            Self::Direct(file, path) => file
+                .flush()
+                .await
+                .map_err(|e| HostError::io(path.display(), e)),
+            Self::Stdout(out) => out.flush().await.map_err(stdout_error),
+        }
+    }
+
     /// True when what was written can be thrown away to start again.
     pub fn restartable(&self) -> bool {
         matches!(self, Self::Whole(_))

@@ -25,7 +25,7 @@ pub(crate) struct PartialFile {
     temp: PathBuf,
     /// `None` once committed (or while being committed).
     file: Option<tokio::fs::File>,
-    /// Renamed to `path`: nothing left to remove.
+    /// Renamed to `path`, or kept for a later run: nothing to remove.
     renamed: bool,
 }
 
@@ -68,6 +68,56 @@ impl PartialFile {
             path.display(),
             last.unwrap_or_else(|| ErrorKind::AlreadyExists.into()),
         ))
+    }
+
+    /// A temporary file under a fixed name beside `path`
+    /// (`.NAME.dynaslice-resumable`), kept when dropped so that a later
+    /// run continues it: created empty when `from` is `None`, else the one
+    /// there cut to `from` bytes (refused when it is shorter: what it held
+    /// was lost, by a crash of the machine before it was synced).
+    pub async fn resumable(path: &Path, from: Option<u64>) -> Result<Self, HostError> {
+        let name = path
+            .file_name()
+            .ok_or_else(|| HostError::Input(format!("{} does not name a file", path.display())))?;
+        let folder = match path.parent() {
+            Some(folder) if !folder.as_os_str().is_empty() => folder,
+            _ => Path::new("."),
+        };
+        let temp = folder.join(format!(".{}.dynaslice-resumable", name.to_string_lossy()));
+        let failed = |e| HostError::io(temp.display(), e);
+        let mut file = tokio::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(from.is_none())
+            .open(&temp)
+            .await
+            .map_err(failed)?;
+        if let Some(from) = from {
+            let len = file.metadata().await.map_err(failed)?.len();
+            if len < from {
+                return Err(HostError::Input(format!(
+                    "{} holds {len} bytes, not the {from} its checkpoint says: start again \
+                     without resuming",
+                    temp.display()
+                )));
+            }
+            file.set_len(from).await.map_err(failed)?;
+            file.seek(std::io::SeekFrom::End(0)).await.map_err(failed)?;
+        }
+        Ok(Self {
+            path: path.to_path_buf(),
+            temp,
+            file: Some(file),
+            // Kept until committed.
+            renamed: true,
+        })
+    }
+
+    /// Writes what was appended through to the file system (not to the
+    /// disk): a crash of this process after it loses none of it.
+    pub async fn flush(&mut self) -> Result<(), HostError> {
+        let result = self.open()?.flush().await;
+        result.map_err(|e| self.failed(e))
     }
 
     fn open(&mut self) -> Result<&mut tokio::fs::File, HostError> {

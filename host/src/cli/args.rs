@@ -449,12 +449,21 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub table: TableArgs,
     /// Where the lines go (`-`: standard output). A file appears whole once
-    /// the export ends: written beside it, then renamed.
+    /// the export ends: written beside it (`.NAME.dynaslice-resumable`),
+    /// then renamed.
     #[arg(long, short, default_value = "-")]
     pub out: PathBuf,
     /// Virtual items read at once.
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
+    /// The most read units per second, on average, so the application keeps
+    /// the table's capacity.
+    #[arg(long, value_name = "UNITS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rate_limit: Option<u32>,
+    /// Continue an export into this file that failed or was killed, from
+    /// its checkpoint (`<out>.dynaslice-export`, saved as pages complete).
+    #[arg(long)]
+    pub resume: bool,
 }
 
 /// What `verify` takes.

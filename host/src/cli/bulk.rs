@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::Item;
-use dynaslice_host::json::{item_from_json, item_from_plain_json};
-use dynaslice_host::{HostError, ManyOptions, Progress, PutOptions, QueryOptions, TableConfig};
+use dynaslice_host::json::{item_from_json, item_from_plain_json, item_to_json};
+use dynaslice_host::{
+    ExportMark, HostError, ManyOptions, Progress, PutOptions, QueryOptions, TableConfig,
+};
 use serde_json::json;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 
@@ -261,15 +263,85 @@ pub async fn import(client: &Client, args: &ImportArgs, json: bool) -> Result<Ex
     })
 }
 
+/// Where an export keeps its checkpoint: beside its output.
+fn export_checkpoint(out: &Path) -> PathBuf {
+    let mut name = out.as_os_str().to_owned();
+    name.push(".dynaslice-export");
+    PathBuf::from(name)
+}
+
+/// Where an earlier export into `out` got to, from its checkpoint.
+fn read_export_checkpoint(path: &Path, table: &str) -> Result<ExportMark, HostError> {
+    let bad = |why: String| {
+        HostError::Input(format!(
+            "{} is not a checkpoint of an export of {table}: {why}",
+            path.display()
+        ))
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(bad("there is none to resume".into()));
+        }
+        Err(e) => return Err(HostError::io(path.display(), e)),
+    };
+    let saved: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    if saved["table"].as_str() != Some(table) {
+        return Err(bad(format!("it is of {}", saved["table"])));
+    }
+    let bytes = saved["bytes"]
+        .as_u64()
+        .ok_or_else(|| bad("no byte count".into()))?;
+    let start = match &saved["start"] {
+        serde_json::Value::Null => None,
+        key => Some(item_from_json(key).map_err(|e| bad(e.to_string()))?),
+    };
+    Ok(ExportMark { bytes, start })
+}
+
 pub async fn export(client: &Client, args: &ExportArgs, json: bool) -> Result<ExitCode, HostError> {
     let table = TableConfig::discover(client, &args.table.table).await?;
     let options = QueryOptions {
         concurrency: args.concurrency.max(1),
+        max_units_per_second: args.rate_limit,
         ..QueryOptions::default()
     };
     let stdout = super::is_stdout(&args.out);
+    if stdout && args.resume {
+        return Err(HostError::Input(
+            "--resume needs a file: what went to standard output cannot be continued".into(),
+        ));
+    }
     let bar = Bar::new("exporting", json || stdout);
-    let outcome = dynaslice_host::export(client, &table, &args.out, &options, &bar).await;
+    let outcome = match stdout {
+        true => dynaslice_host::export(client, &table, &args.out, &options, &bar).await,
+        false => {
+            let checkpoint = export_checkpoint(&args.out);
+            let from = match args.resume {
+                true => Some(read_export_checkpoint(&checkpoint, &table.table)?),
+                false => None,
+            };
+            let mut saved = Instant::now();
+            let save_mark = |mark: &ExportMark| {
+                if saved.elapsed() < CHECKPOINT_EVERY {
+                    return Ok(());
+                }
+                saved = Instant::now();
+                let start = mark.start.as_ref().map(item_to_json);
+                let document = json!({ "table": table.table, "bytes": mark.bytes, "start": start });
+                save(&checkpoint, &document.to_string())
+            };
+            let outcome = dynaslice_host::export_resumable(
+                client, &table, &args.out, &options, from, save_mark, &bar,
+            )
+            .await;
+            if outcome.is_ok() {
+                // Done: nothing to resume.
+                let _ = std::fs::remove_file(&checkpoint);
+            }
+            outcome
+        }
+    };
     bar.finish();
     let outcome = outcome?;
     if json {
