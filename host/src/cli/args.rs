@@ -426,8 +426,27 @@ pub struct ImportArgs {
     #[command(flatten)]
     pub table: TableArgs,
     /// JSON Lines to load, one item per line (`-`: standard input); blank lines are skipped.
-    #[arg(long, short)]
-    pub file: PathBuf,
+    #[arg(
+        long,
+        short,
+        required_unless_present = "folder",
+        conflicts_with = "folder"
+    )]
+    pub file: Option<PathBuf>,
+    /// A folder to load instead: each regular file in it or below it (links
+    /// not followed) is an item, its path from the folder (`a/b.pdf`) the
+    /// partition key (the table's key must be one string), its bytes the
+    /// binary attribute --attribute.
+    #[arg(long)]
+    pub folder: Option<PathBuf>,
+    /// The attribute a folder's file is stored in.
+    #[arg(long, default_value = "data", requires = "folder")]
+    pub attribute: String,
+    /// The largest file of a folder accepted, in bytes (held in memory, up
+    /// to --in-flight at once); a larger one is reported and skipped: store
+    /// it with `put --file`, which streams.
+    #[arg(long, default_value_t = 64 << 20)]
+    pub max_size: u64,
     /// How each line holds its item.
     #[arg(long, value_enum, default_value_t = LineFormat::Dynamodb)]
     pub format: LineFormat,

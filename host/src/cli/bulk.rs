@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::Client;
 use dynaslice_core::Item;
 use dynaslice_host::json::{item_from_json, item_from_plain_json, item_to_json};
 use dynaslice_host::{
-    ExportMark, HostError, ManyOptions, Progress, PutOptions, QueryOptions, TableConfig,
+    ExportMark, HostError, ManyOptions, ManyReport, Progress, PutOptions, QueryOptions, TableConfig,
 };
 use serde_json::json;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
@@ -72,15 +72,16 @@ async fn next_line(
     }
 }
 
-/// Which lines are done: every line up to `through`, and those in `after`.
+/// Which lines (or files) are done: every one up to `through`, and those
+/// in `after`.
 #[derive(Default)]
-struct Done {
-    through: u64,
+pub(super) struct Done {
+    pub(super) through: u64,
     after: BTreeSet<u64>,
 }
 
 impl Done {
-    fn mark(&mut self, line: u64) {
+    pub(super) fn mark(&mut self, line: u64) {
         self.after.insert(line);
         while self.after.remove(&(self.through + 1)) {
             self.through += 1;
@@ -88,17 +89,18 @@ impl Done {
     }
 }
 
-fn checkpoint_path(file: &Path) -> PathBuf {
+pub(super) fn checkpoint_path(file: &Path) -> PathBuf {
     let mut name = file.as_os_str().to_owned();
     name.push(".dynaslice-import");
     PathBuf::from(name)
 }
 
-/// The line an earlier run got through, from its checkpoint.
-fn read_checkpoint(path: &Path, table: &str) -> Result<u64, HostError> {
+/// What an earlier import saved in its checkpoint (`null` when there is
+/// none), once it is known to be an import into `table`.
+pub(super) fn read_checkpoint(path: &Path, table: &str) -> Result<serde_json::Value, HostError> {
     let text = match std::fs::read_to_string(path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(serde_json::Value::Null),
         Err(e) => return Err(HostError::io(path.display(), e)),
     };
     let saved: serde_json::Value = serde_json::from_str(&text)
@@ -109,6 +111,15 @@ fn read_checkpoint(path: &Path, table: &str) -> Result<u64, HostError> {
             path.display(),
             saved["table"]
         )));
+    }
+    Ok(saved)
+}
+
+/// The line an earlier import got through, from its checkpoint.
+fn read_line_checkpoint(path: &Path, table: &str) -> Result<u64, HostError> {
+    let saved = read_checkpoint(path, table)?;
+    if saved.is_null() {
+        return Ok(0);
     }
     saved["through"].as_u64().ok_or_else(|| {
         HostError::Input(format!(
@@ -136,18 +147,25 @@ fn item_of(line: &[u8], format: LineFormat) -> Result<Item, HostError> {
 
 pub async fn import(client: &Client, args: &ImportArgs, json: bool) -> Result<ExitCode, HostError> {
     let table = TableConfig::discover(client, &args.table.table).await?;
-    let stdin = args.file == Path::new("-");
+    let file = match (&args.file, &args.folder) {
+        (_, Some(folder)) => {
+            return super::import_folder::import(client, &table, args, folder, json).await;
+        }
+        (Some(file), None) => file,
+        (None, None) => return Err(HostError::Input("give --file or --folder".into())),
+    };
+    let stdin = file == Path::new("-");
     if stdin && args.resume {
         return Err(HostError::Input(
             "--resume needs a file: standard input cannot be read again".into(),
         ));
     }
-    let checkpoint = checkpoint_path(&args.file);
+    let checkpoint = checkpoint_path(file);
     let skip = match args.resume {
-        true => read_checkpoint(&checkpoint, &table.table)?,
+        true => read_line_checkpoint(&checkpoint, &table.table)?,
         false => 0,
     };
-    let (reader, total) = payload_source(&args.file).await?;
+    let (reader, total) = payload_source(file).await?;
     let bar = Bar::new("importing", json);
     bar.start(total.unwrap_or(0));
     let options = ManyOptions {
@@ -229,38 +247,57 @@ pub async fn import(client: &Client, args: &ImportArgs, json: bool) -> Result<Ex
         if !stdin {
             write_checkpoint(&checkpoint, &table.table, done.borrow().through)?;
         }
-        return Err(HostError::io(args.file.display(), e));
+        return Err(HostError::io(file.display(), e));
     }
     if !stdin {
         // Done: nothing to resume.
         let _ = std::fs::remove_file(&checkpoint);
     }
+    Ok(summary(
+        json,
+        &table.table,
+        &report,
+        failures,
+        skip,
+        "lines",
+    ))
+}
+
+/// Prints what an import did (`failures`: the JSON of each failed line or
+/// file; `skipped` of `unit` were stored by an earlier run); its exit code.
+pub(super) fn summary(
+    json: bool,
+    table: &str,
+    report: &ManyReport,
+    failures: Vec<serde_json::Value>,
+    skipped: u64,
+    unit: &str,
+) -> ExitCode {
     if json {
         print_json(&json!({
             "imported": report.written,
             "failed": failures,
-            "skipped": skip,
+            "skipped": skipped,
             "bytesWritten": report.bytes_written,
             "consumedWriteUnits": report.consumed_write_units,
         }));
     } else {
         println!(
-            "imported {} items into {} ({}, {:.0} WCU); {} failed{}",
+            "imported {} items into {table} ({}, {:.0} WCU); {} failed{}",
             report.written,
-            table.table,
             size(report.bytes_written),
             report.consumed_write_units,
             report.failed,
-            match skip {
+            match skipped {
                 0 => String::new(),
-                n => format!("; {n} lines skipped, stored by an earlier run"),
+                n => format!("; {n} {unit} skipped, stored by an earlier run"),
             }
         );
     }
-    Ok(match report.failed {
+    match report.failed {
         0 => ExitCode::SUCCESS,
         _ => ExitCode::from(1),
-    })
+    }
 }
 
 /// Where an export keeps its checkpoint: beside its output.

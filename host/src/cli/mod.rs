@@ -6,6 +6,7 @@ mod commands;
 mod cursor;
 mod gc;
 mod history;
+mod import_folder;
 pub mod output;
 mod query;
 mod update;
