@@ -210,7 +210,7 @@ async fn load(setup: &Setup<'_>, what: &str, items: &[(String, Payload)], looped
     .await;
     assert_eq!(report.written, items.len() as u64);
     row(
-        "dynaslice import (put_many, 8 in flight)",
+        "dynaslice import (put_many, 32 in flight, 64 MiB)",
         bytes,
         time,
         &counts,

@@ -10,7 +10,9 @@ use std::path::Path;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::Item;
+use dynaslice_core::item_size;
 use dynaslice_core::protocol::{Machine, QueryMachine};
+use futures::stream::FuturesUnordered;
 use futures::{Stream, StreamExt};
 
 use crate::error::HostError;
@@ -22,8 +24,12 @@ use crate::put::{PutOptions, PutOutcome, put};
 use crate::query::{Position, Query, QueryOptions, QueryOutcome};
 use crate::table::TableConfig;
 
-/// Items written at once by default.
-pub const DEFAULT_IN_FLIGHT: usize = 8;
+/// Items written at once by default: enough that small items, each two
+/// round trips (the parent read, the commit), keep a table busy.
+pub const DEFAULT_IN_FLIGHT: usize = 32;
+
+/// Bytes of items held in flight at once by default.
+pub const DEFAULT_IN_FLIGHT_BYTES: usize = 64 << 20;
 
 /// How a bulk load writes.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +38,11 @@ pub struct ManyOptions {
     pub put: PutOptions,
     /// Items written at once (default [`DEFAULT_IN_FLIGHT`]).
     pub in_flight: usize,
+    /// Bytes of items (their DynamoDB size) held at once (default
+    /// [`DEFAULT_IN_FLIGHT_BYTES`]): large items go fewer at a time, so
+    /// memory stays bounded whatever the mix. One item is always let in,
+    /// however large.
+    pub in_flight_bytes: usize,
 }
 
 impl Default for ManyOptions {
@@ -39,6 +50,7 @@ impl Default for ManyOptions {
         Self {
             put: PutOptions::default(),
             in_flight: DEFAULT_IN_FLIGHT,
+            in_flight_bytes: DEFAULT_IN_FLIGHT_BYTES,
         }
     }
 }
@@ -73,17 +85,48 @@ where
     S: Stream<Item = (T, Result<Item, HostError>)>,
 {
     let mut report = ManyReport::default();
-    let writes = items
-        .map(|(tag, item)| async move {
-            let outcome = match item {
-                Ok(item) => put(client, table, &item, &options.put, &()).await,
-                Err(error) => Err(error),
-            };
-            (tag, outcome)
-        })
-        .buffer_unordered(options.in_flight.max(1));
-    futures::pin_mut!(writes);
-    while let Some((tag, outcome)) = writes.next().await {
+    let write = |tag: T, item: Result<Item, HostError>| async move {
+        let outcome = match item {
+            Ok(item) => put(client, table, &item, &options.put, &()).await,
+            Err(error) => Err(error),
+        };
+        (tag, outcome)
+    };
+    let max_items = options.in_flight.max(1);
+    let mut writes = FuturesUnordered::new();
+    let mut bytes = 0usize;
+    // The next input, held back until the bytes in flight leave it room.
+    let mut waiting: Option<(T, Result<Item, HostError>, usize)> = None;
+    let mut more = true;
+    futures::pin_mut!(items);
+    loop {
+        while (more || waiting.is_some()) && writes.len() < max_items {
+            if waiting.is_none() {
+                match items.next().await {
+                    Some((tag, item)) => {
+                        let size = item.as_ref().map_or(0, item_size);
+                        waiting = Some((tag, item, size));
+                    }
+                    None => more = false,
+                }
+            }
+            match waiting.take() {
+                Some((tag, item, size))
+                    if writes.is_empty() || bytes + size <= options.in_flight_bytes =>
+                {
+                    bytes += size;
+                    writes.push(async move { (write(tag, item).await, size) });
+                }
+                held => {
+                    waiting = held;
+                    break;
+                }
+            }
+        }
+        let Some(((tag, outcome), size)) = writes.next().await else {
+            return report;
+        };
+        bytes -= size;
         match &outcome {
             Ok(put) => {
                 report.written += 1;
@@ -94,7 +137,6 @@ where
         }
         done(tag, outcome.as_ref());
     }
-    report
 }
 
 /// Writes every item of `table` whole to `out` as JSON Lines (one

@@ -450,7 +450,8 @@ pub struct ImportArgs {
     /// How each line holds its item.
     #[arg(long, value_enum, default_value_t = LineFormat::Dynamodb)]
     pub format: LineFormat,
-    /// Items written at once (their chunk writes interleave across partition keys).
+    /// Items written at once (their chunk writes interleave across partition
+    /// keys), while their bytes stay under 64 MiB (one larger item goes alone).
     #[arg(long, default_value_t = dynaslice_host::DEFAULT_IN_FLIGHT)]
     pub in_flight: usize,
     /// Skip the lines an earlier run of this import stored (its checkpoint,

@@ -14,7 +14,7 @@ use aws_sdk_dynamodb::Client;
 use dynaslice_core::Item;
 use dynaslice_host::json::{item_from_json, item_from_plain_json, item_to_json};
 use dynaslice_host::{
-    ExportMark, HostError, ManyOptions, ManyReport, Progress, PutOptions, QueryOptions, TableConfig,
+    ExportMark, HostError, ManyOptions, ManyReport, Progress, QueryOptions, TableConfig,
 };
 use serde_json::json;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
@@ -169,8 +169,8 @@ pub async fn import(client: &Client, args: &ImportArgs, json: bool) -> Result<Ex
     let bar = Bar::new("importing", json);
     bar.start(total.unwrap_or(0));
     let options = ManyOptions {
-        put: PutOptions::default(),
         in_flight: args.in_flight.max(1),
+        ..ManyOptions::default()
     };
     // The reader and the writes share the count of done lines; both run on
     // this task (put_many polls the reader between writes).

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::{AttributeValue, Item, KeyType};
-use dynaslice_host::{HostError, ManyOptions, Progress, PutOptions, TableConfig};
+use dynaslice_host::{HostError, ManyOptions, Progress, TableConfig};
 use futures::StreamExt;
 use serde_json::json;
 
@@ -107,8 +107,8 @@ pub async fn import(
     let bar = Bar::new("importing", json);
     bar.start(entries.iter().map(|e| e.len).sum());
     let options = ManyOptions {
-        put: PutOptions::default(),
         in_flight: args.in_flight.max(1),
+        ..ManyOptions::default()
     };
     let done = RefCell::new(Done::default());
     let (max_size, attribute) = (args.max_size, &args.attribute);
