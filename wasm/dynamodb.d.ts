@@ -398,5 +398,35 @@ export function queryItems(client: DynamoDBClientLike, input: QueryInput, option
 /** Deletes the item with `key`, then its chunks. */
 export function deleteItem(client: DynamoDBClientLike, key: DynamoItemInput | PlainItem, options: DeleteOptions): Promise<DeleteResult>;
 
+/** Options of {@link verify}. */
+export interface VerifyOptions extends TableOptions, Omit<OutputOptions, 'format'>, DriverOptions {
+  /** Virtual items read whole at once, per segment (default 4). */
+  itemConcurrency?: number;
+  /** Scan segments at once (a parallel Scan, default 1). */
+  segments?: number;
+  /** The most read units per second, on average, shared by the segments. */
+  maxUnitsPerSecond?: number;
+  /** Called after every page with the counts so far. */
+  onProgress?: (progress: { items: number; damaged: number }) => void;
+}
+
+/** The result of {@link verify}. */
+export interface VerifyReport {
+  /** Items checked (damaged ones too). */
+  items: number;
+  /** Of them, virtual items (damaged ones too). */
+  virtualItems: number;
+  /** The items that do not read back, with the error's code (`CHUNK_DIGEST_MISMATCH`, `CHUNK_MISSING`, `MANIFEST_INVALID`, ...). */
+  damaged: Array<{ key: DynamoItem | PlainItem; code: string; message: string }>;
+  /** Parents deleted (or expired) between their page and their read. */
+  vanished: number;
+  /** Chunk items the pages held (an item collection's). */
+  chunksSkipped: number;
+  consumed: ConsumedCapacity;
+}
+
+/** Reads every item of the table whole and checks every digest, reporting each item that does not read back. */
+export function verify(client: DynamoDBClientLike, options: VerifyOptions): Promise<VerifyReport>;
+
 /** Deletes chunks no stored parent references, once older than `graceMs`. */
 export function gc(client: DynamoDBClientLike, options: GcOptions): Promise<GcReport>;

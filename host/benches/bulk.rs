@@ -153,10 +153,46 @@ fn main() {
         load(&setup, "1 KB to 5 MB, JSON and binary in turn", &mixed, 40).await;
         let small = items("small", 20 * n, &SMALL);
         load(&setup, "1 KB to 8 KB, JSON and binary in turn", &small, 100).await;
+        rated(&setup, &items("rated", 10 * n, &SMALL), RATE).await;
         drop(store);
     });
     drop(runtime);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The rate limit of the rated load: a quarter of the table's 4,000 write
+/// units per second.
+const RATE: u32 = 1_000;
+
+/// Loads `items` with `put_many` held to `rate` units per second (what
+/// `dynaslice import --rate-limit` runs): the units the model metered on
+/// the table per second, against the limit.
+async fn rated(setup: &Setup<'_>, items: &[(String, Payload)], rate: u32) {
+    let stream = futures::stream::iter(items.iter().map(|(pk, p)| (pk.clone(), Ok(item(pk, p)))));
+    let many = ManyOptions {
+        put: options(),
+        max_units_per_second: Some(rate),
+        ..ManyOptions::default()
+    };
+    let (report, time, counts) = timed(
+        setup.model,
+        dynaslice_host::put_many(setup.client, setup.table, stream, &many, |pk, outcome| {
+            if let Err(e) = outcome {
+                panic!("{pk}: {e}");
+            }
+        }),
+    )
+    .await;
+    assert_eq!(report.written, items.len() as u64);
+    let units = counts.units.write as f64 + counts.units.read();
+    let per_second = units / time.as_secs_f64();
+    println!(
+        "\n{} items of 1 KB to 8 KB with a rate limit of {rate} units/s: {units:.0} units \
+         (write and read) in {:.1} s, {per_second:.0} units/s, {:+.1} % of the limit",
+        items.len(),
+        time.as_secs_f64(),
+        (per_second / f64::from(rate) - 1.0) * 100.0
+    );
 }
 
 struct Setup<'a> {

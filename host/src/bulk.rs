@@ -11,6 +11,7 @@ use std::path::Path;
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::Item;
 use dynaslice_core::item_size;
+use dynaslice_core::protocol::rate_pause;
 use dynaslice_core::protocol::{Machine, QueryMachine};
 use futures::stream::FuturesUnordered;
 use futures::{Stream, StreamExt};
@@ -43,6 +44,10 @@ pub struct ManyOptions {
     /// memory stays bounded whatever the mix. One item is always let in,
     /// however large.
     pub in_flight_bytes: usize,
+    /// The most capacity units (write and read) per second, on average:
+    /// each item starts only once the units the finished ones spent fit
+    /// the rate, so a load leaves the table's capacity to the application.
+    pub max_units_per_second: Option<u32>,
 }
 
 impl Default for ManyOptions {
@@ -51,6 +56,7 @@ impl Default for ManyOptions {
             put: PutOptions::default(),
             in_flight: DEFAULT_IN_FLIGHT,
             in_flight_bytes: DEFAULT_IN_FLIGHT_BYTES,
+            max_units_per_second: None,
         }
     }
 }
@@ -98,8 +104,26 @@ where
     // The next input, held back until the bytes in flight leave it room.
     let mut waiting: Option<(T, Result<Item, HostError>, usize)> = None;
     let mut more = true;
+    let began = tokio::time::Instant::now();
+    let mut spent = 0.0;
     futures::pin_mut!(items);
     loop {
+        let elapsed_ms = began.elapsed().as_millis() as u64;
+        let pause = rate_pause(options.max_units_per_second, spent, elapsed_ms);
+        if !pause.is_zero() && !writes.is_empty() {
+            // Wait for the rate, or for a write to finish (and free room).
+            tokio::select! {
+                () = tokio::time::sleep(pause) => continue,
+                Some(((tag, outcome), size)) = writes.next() => {
+                    bytes -= size;
+                    spent += settle(&mut report, &outcome);
+                    done(tag, outcome.as_ref());
+                    continue;
+                }
+            }
+        } else if !pause.is_zero() {
+            tokio::time::sleep(pause).await;
+        }
         while (more || waiting.is_some()) && writes.len() < max_items {
             if waiting.is_none() {
                 match items.next().await {
@@ -127,15 +151,24 @@ where
             return report;
         };
         bytes -= size;
-        match &outcome {
-            Ok(put) => {
-                report.written += 1;
-                report.bytes_written += put.bytes_written;
-                report.consumed_write_units += put.consumed_write_units;
-            }
-            Err(_) => report.failed += 1,
-        }
+        spent += settle(&mut report, &outcome);
         done(tag, outcome.as_ref());
+    }
+}
+
+/// Counts a finished write in `report`; the units it spent.
+fn settle(report: &mut ManyReport, outcome: &Result<PutOutcome, HostError>) -> f64 {
+    match outcome {
+        Ok(put) => {
+            report.written += 1;
+            report.bytes_written += put.bytes_written;
+            report.consumed_write_units += put.consumed_write_units;
+            put.consumed_write_units + put.consumed_read_units
+        }
+        Err(_) => {
+            report.failed += 1;
+            0.0
+        }
     }
 }
 

@@ -92,8 +92,8 @@ pub use query::{
 };
 pub use sdk_value::{SdkItem, from_sdk, item_from_sdk, item_to_sdk, to_sdk};
 pub use table::{
-    CHUNK_KEY_NAME, LayoutKind, TableConfig, add_anchors, chunk_table_name, create_tables,
-    describe_key,
+    CHUNK_KEY_NAME, Capacity, LayoutKind, TableConfig, add_anchors, capacity, chunk_table_name,
+    create_tables, describe_key,
 };
 pub use update::{
     Changes, ReindexReport, Rewrite, UpdateOptions, UpdateOutcome, UpdatePlan, UpdateSteps,

@@ -228,6 +228,61 @@ pub async fn describe_key(client: &Client, table: &str) -> Result<Option<KeySche
     Ok(describe(client, table).await?.map(|d| d.key))
 }
 
+/// The units per second a table serves, as DynamoDB describes it: its
+/// provisioned capacity; for an on-demand table its maximum
+/// (`OnDemandThroughput`) when one is set, else its warm throughput (what
+/// it serves at once); `None` when the description says neither.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capacity {
+    /// Read units per second.
+    pub read: Option<u64>,
+    /// Write units per second.
+    pub write: Option<u64>,
+}
+
+/// What `config`'s tables serve: the smaller of its two tables' capacities
+/// (one table in an item collection), so maintenance held to a share of it
+/// leaves the rest of either to the application.
+pub async fn capacity(client: &Client, config: &TableConfig) -> Result<Capacity, HostError> {
+    let mut names = vec![config.table.as_str()];
+    if config.chunk_table != config.table {
+        names.push(config.chunk_table.as_str());
+    }
+    let mut least = Capacity::default();
+    for (at, name) in names.into_iter().enumerate() {
+        let output = with_retries(|| client.describe_table().table_name(name).send())
+            .await
+            .map_err(|failed| admin_error("DescribeTable", failed))?;
+        let Some(table) = output.table() else {
+            return Err(HostError::TableNotFound {
+                table: name.to_string(),
+            });
+        };
+        let positive = |n: Option<i64>| n.and_then(|n| u64::try_from(n).ok()).filter(|&n| n > 0);
+        let provisioned = table.provisioned_throughput();
+        let on_demand = table.on_demand_throughput();
+        let warm = table.warm_throughput();
+        let read = positive(provisioned.and_then(|p| p.read_capacity_units()))
+            .or_else(|| positive(on_demand.and_then(|o| o.max_read_request_units())))
+            .or_else(|| positive(warm.and_then(|w| w.read_units_per_second())));
+        let write = positive(provisioned.and_then(|p| p.write_capacity_units()))
+            .or_else(|| positive(on_demand.and_then(|o| o.max_write_request_units())))
+            .or_else(|| positive(warm.and_then(|w| w.write_units_per_second())));
+        let min = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            _ => None,
+        };
+        least = match at {
+            0 => Capacity { read, write },
+            _ => Capacity {
+                read: min(least.read, read),
+                write: min(least.write, write),
+            },
+        };
+    }
+    Ok(least)
+}
+
 /// What DescribeTable tells of a table's keys.
 struct Described {
     key: KeySchema,

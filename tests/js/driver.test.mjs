@@ -17,7 +17,7 @@ import { runInNewContext } from 'node:vm';
 import { CreateTableCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, ScanCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { split } from 'dynaslice';
-import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, listVersions, putItem, putItems, putStream, queryItems, restoreVersion, updateItem } from 'dynaslice/dynamodb';
+import { DEFAULT_WINDOW, deleteItem, gc, getItem, getStream, listVersions, putItem, putItems, putStream, queryItems, restoreVersion, updateItem, verify } from 'dynaslice/dynamodb';
 import { startDynamoDBLocal } from './support/dynamodb-local.mjs';
 import { orderHistory } from './support/documents.mjs';
 
@@ -934,6 +934,36 @@ describe('queryItems', () => {
     }
     assert.deepEqual(scanned.map((i) => [i.sk, i.body.length]), items.map((i) => [i.sk.S, i.body.B.length]));
     await assert.rejects(queryItems(client, null, APP).next(), { code: 'INPUT_INVALID' });
+  });
+});
+
+describe('verify', () => {
+  test('in segments at a rate: every item checked, exactly the one with a flipped chunk byte reported', async () => {
+    const AUDIT = { ...APP, table: 'audit' };
+    await client.send(
+      new CreateTableCommand({
+        TableName: 'audit',
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: ['pk', 'sk'].map((AttributeName) => ({ AttributeName, AttributeType: 'S' })),
+        KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+      }),
+    );
+    const doc = (pk, bytes) => ({ pk: { S: pk }, sk: { S: 'doc' }, body: { B: new Uint8Array(randomBytes(bytes)) } });
+    for (const item of [doc('a', 1_500_000), doc('b', 2_000), doc('c', 900_000), doc('d', 40_000)]) await putItem(client, item, AUDIT);
+    const clean = await verify(client, { ...AUDIT, segments: 2 });
+    assert.deepEqual([clean.items, clean.virtualItems, clean.damaged], [4, 2, []]);
+
+    const chunk = (await client.send(new ScanCommand({ TableName: 'audit', ConsistentRead: true }))).Items.find((i) => i.pk.S === 'c' && i._d);
+    const data = Buffer.from(chunk._d.B);
+    data[7] ^= 0x10;
+    await client.send(new PutItemCommand({ TableName: 'audit', Item: { ...chunk, _d: { B: data } } }));
+    const seen = [];
+    const report = await verify(client, { ...AUDIT, segments: 3, maxUnitsPerSecond: 2000, onProgress: (p) => seen.push(p) });
+    assert.equal(report.items, 4);
+    assert.deepEqual(report.damaged.map((d) => [d.key, d.code]), [[{ pk: { S: 'c' }, sk: { S: 'doc' } }, 'CHUNK_DIGEST_MISMATCH']]);
+    assert.ok(report.consumed.readUnits > 0);
+    assert.deepEqual(seen.at(-1), { items: 4, damaged: 1 });
+    await assert.rejects(verify(client, { ...AUDIT, segments: 0 }), { code: 'OPTIONS_INVALID' });
   });
 });
 

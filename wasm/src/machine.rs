@@ -182,6 +182,46 @@ impl Machine {
         Ok(machine(Inner::Query(Box::new(inner))))
     }
 
+    /// A check of every item of the table (`options.table`): a Scan of it
+    /// (of `options.segment`, `[segment, total]`, when given), each
+    /// virtual item read whole and its digests checked; each `output`
+    /// step's counts and damaged items taken with `checked()`.
+    pub fn verify(options: JsValue) -> JsResult<Machine> {
+        let table = TableOptions::from_js(&options)?;
+        let scan = dynaslice_core::plan::Query {
+            table: table.table.clone(),
+            segment: convert::segment(&options)?,
+            ..Default::default()
+        };
+        let verify = convert::verify_options(&table, &options)?;
+        let inner = QueryMachine::new(table.core(), scan, verify, env()?);
+        Ok(machine(Inner::Query(Box::new(inner))))
+    }
+
+    /// What a verify's `output` step checked: `{ items, damaged }`, the
+    /// count of items that read back and the damaged ones in order, each
+    /// `{ key, code, message }` (the key a value stream).
+    pub fn checked(&mut self) -> JsValue {
+        let checked = Object::new();
+        let Inner::Query(m) = &mut self.inner else {
+            return checked.into();
+        };
+        set(&checked, "items", &(m.take().len() as f64).into());
+        let damaged: js_sys::Array = m
+            .take_damaged()
+            .iter()
+            .map(|d| {
+                let found = Object::new();
+                set(&found, "key", &stream::to_js_stream(&d.key));
+                set(&found, "code", &d.error.code().as_str().into());
+                set(&found, "message", &d.error.to_string().into());
+                JsValue::from(found)
+            })
+            .collect();
+        set(&checked, "damaged", &damaged);
+        checked.into()
+    }
+
     /// The items a query's `output` step has ready, as value streams, in
     /// order.
     pub fn items(&mut self) -> js_sys::Array {

@@ -53,6 +53,9 @@ use crate::table::Table;
 use crate::value::Item;
 use crate::version::VersionId;
 
+/// The most anchors a page of the anchors index holds (its Scan's `Limit`).
+pub const ANCHORS_PER_PAGE: u32 = 1_000;
+
 /// How to collect.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GcOptions {
@@ -293,7 +296,11 @@ impl GcMachine {
             attributes,
             consistent: false,
             start: self.next.take(),
-            limit: None,
+            // An index page of at most so many anchors: each unreferenced
+            // one is deleted with its span's 64 keys, so what a page holds
+            // stays a few megabytes (a 1 MB page could hold 10,000 anchors,
+            // 640,000 keys to delete).
+            limit: self.anchors().map(|_| ANCHORS_PER_PAGE),
             segment: self.options.segment,
             index: self.anchors(),
         };

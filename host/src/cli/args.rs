@@ -454,6 +454,10 @@ pub struct ImportArgs {
     /// keys), while their bytes stay under 64 MiB (one larger item goes alone).
     #[arg(long, default_value_t = dynaslice_host::DEFAULT_IN_FLIGHT)]
     pub in_flight: usize,
+    /// The most write units per second, on average, so the application keeps
+    /// the table's capacity: a number, or a share of its write capacity (25%).
+    #[arg(long, value_name = "UNITS|PERCENT", value_parser = super::rate::parse)]
+    pub rate_limit: Option<super::rate::Rate>,
     /// Skip the lines an earlier run of this import stored (its checkpoint,
     /// `<file>.dynaslice-import`, written as lines complete).
     #[arg(long)]
@@ -477,9 +481,9 @@ pub struct ExportArgs {
     #[arg(long, default_value_t = 4)]
     pub concurrency: usize,
     /// The most read units per second, on average, so the application keeps
-    /// the table's capacity.
-    #[arg(long, value_name = "UNITS", value_parser = clap::value_parser!(u32).range(1..))]
-    pub rate_limit: Option<u32>,
+    /// the table's capacity: a number, or a share of its read capacity (25%).
+    #[arg(long, value_name = "UNITS|PERCENT", value_parser = super::rate::parse)]
+    pub rate_limit: Option<super::rate::Rate>,
     /// Continue an export into this file that failed or was killed, from
     /// its checkpoint (`<out>.dynaslice-export`, saved as pages complete).
     #[arg(long)]
@@ -509,9 +513,10 @@ pub struct SweepArgs {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub segments: u32,
     /// The most capacity units (read and write) per second, on average, so the
-    /// application keeps the table's capacity.
-    #[arg(long, value_name = "UNITS", value_parser = clap::value_parser!(u32).range(1..))]
-    pub rate_limit: Option<u32>,
+    /// application keeps the table's capacity: a number, or a share of the
+    /// table's read capacity (25%) as DescribeTable gives it.
+    #[arg(long, value_name = "UNITS|PERCENT", value_parser = super::rate::parse)]
+    pub rate_limit: Option<super::rate::Rate>,
     /// Save where each segment got to in FILE after every page, and start from
     /// it when it exists: a run stopped anywhere (even killed) continues there.
     /// Removed when the run ends.

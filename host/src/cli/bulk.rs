@@ -22,6 +22,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use super::args::{ExportArgs, ImportArgs, LineFormat};
 use super::commands::payload_source;
 use super::output::{Bar, print_json, print_json_to, save, size};
+use super::rate::{self, Spends};
 
 /// How often the checkpoint is saved while an import runs.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
@@ -170,6 +171,7 @@ pub async fn import(client: &Client, args: &ImportArgs, json: bool) -> Result<Ex
     bar.start(total.unwrap_or(0));
     let options = ManyOptions {
         in_flight: args.in_flight.max(1),
+        max_units_per_second: rate::units(client, &table, args.rate_limit, Spends::Writes).await?,
         ..ManyOptions::default()
     };
     // The reader and the writes share the count of done lines; both run on
@@ -340,7 +342,7 @@ pub async fn export(client: &Client, args: &ExportArgs, json: bool) -> Result<Ex
     let table = TableConfig::discover(client, &args.table.table).await?;
     let options = QueryOptions {
         concurrency: args.concurrency.max(1),
-        max_units_per_second: args.rate_limit,
+        max_units_per_second: rate::units(client, &table, args.rate_limit, Spends::Reads).await?,
         ..QueryOptions::default()
     };
     let stdout = super::is_stdout(&args.out);

@@ -13,6 +13,7 @@ use serde_json::json;
 use super::args::GcArgs;
 use super::cursor::{self, Cursor, Mark};
 use super::output::{Bar, print_json};
+use super::rate::{self, Spends};
 
 /// What a run scans, as its cursor file names it: keys of one are no start
 /// in the other.
@@ -62,7 +63,7 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
     let options = GcOptions {
         grace: args.grace,
         dry_run: args.dry_run,
-        max_units_per_second: sweep.rate_limit,
+        max_units_per_second: rate::units(client, &table, sweep.rate_limit, Spends::Reads).await?,
         every_chunk: args.scan,
         ..GcOptions::default()
     };

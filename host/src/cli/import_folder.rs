@@ -19,6 +19,7 @@ use serde_json::json;
 use super::args::ImportArgs;
 use super::bulk::{Done, checkpoint_path, read_checkpoint, summary};
 use super::output::{Bar, save};
+use super::rate::{self, Spends};
 
 /// How often the checkpoint is saved while an import runs.
 const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
@@ -108,6 +109,7 @@ pub async fn import(
     bar.start(entries.iter().map(|e| e.len).sum());
     let options = ManyOptions {
         in_flight: args.in_flight.max(1),
+        max_units_per_second: rate::units(client, table, args.rate_limit, Spends::Writes).await?,
         ..ManyOptions::default()
     };
     let done = RefCell::new(Done::default());

@@ -9,6 +9,7 @@ mod history;
 mod import_folder;
 pub mod output;
 mod query;
+mod rate;
 mod update;
 mod verify;
 

@@ -14,6 +14,7 @@ use super::args::VerifyArgs;
 use super::cursor::{self, Cursor, Mark};
 use super::gc::estimated_items;
 use super::output::{Bar, print_json};
+use super::rate::{self, Spends};
 
 /// What a verify's cursor file says it scans.
 const SCANS: &str = "items";
@@ -29,7 +30,7 @@ pub async fn verify(client: &Client, args: &VerifyArgs, json: bool) -> Result<Ex
     let earlier = cursor.count("damaged");
     let options = QueryOptions {
         concurrency: args.concurrency.max(1),
-        max_units_per_second: sweep.rate_limit,
+        max_units_per_second: rate::units(client, &table, sweep.rate_limit, Spends::Reads).await?,
         ..QueryOptions::default()
     };
     let bar = Bar::counting(

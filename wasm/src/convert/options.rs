@@ -532,6 +532,48 @@ pub fn query_options(table: &TableOptions, options: &JsValue) -> Result<QueryOpt
     })
 }
 
+/// `maxUnitsPerSecond`: a positive integer, or none.
+fn rate(options: &JsValue) -> Result<Option<u32>, Failure> {
+    match get(options, "maxUnitsPerSecond").is_undefined() {
+        true => Ok(None),
+        false => Ok(Some(
+            u32::try_from(positive(options, "maxUnitsPerSecond", 1)?).unwrap_or(u32::MAX),
+        )),
+    }
+}
+
+/// `segment`, `[segment, total]`: set by the driver for each machine of
+/// `segments`.
+pub fn segment(options: &JsValue) -> Result<Option<(u32, u32)>, Failure> {
+    let segment = get(options, "segment");
+    if segment.is_undefined() {
+        return Ok(None);
+    }
+    let parts = Array::from(&segment);
+    let part = |i: u32| {
+        parts
+            .get(i)
+            .as_f64()
+            .filter(|n| n.fract() == 0.0 && *n >= 0.0)
+    };
+    match (part(0), part(1)) {
+        (Some(s), Some(t)) if s < t && t <= 1_000.0 => Ok(Some((s as u32, t as u32))),
+        _ => Err(bad("segment", "[segment, total]")),
+    }
+}
+
+/// A verify's options: a query's (`itemConcurrency`, a read's), with
+/// `maxUnitsPerSecond` shared by the `segment`'s `total` machines.
+pub fn verify_options(table: &TableOptions, options: &JsValue) -> Result<QueryOptions, Failure> {
+    let running = segment(options)?.map_or(1, |(_, total)| total);
+    Ok(QueryOptions {
+        report_damaged: true,
+        lazy: false,
+        max_units_per_second: rate(options)?.map(|r| (r / running).max(1)),
+        ..query_options(table, options)?
+    })
+}
+
 /// The caller's `QueryCommand` (or `ScanCommand`, with no
 /// `KeyConditionExpression`) input as a query of core's, its
 /// `ExpressionAttributeValues` and `ExclusiveStartKey` given as value
@@ -595,32 +637,11 @@ fn scan_segment(input: &JsValue) -> Result<Option<(u32, u32)>, Failure> {
 /// `segment` (`[segment, total]`) the driver gives each machine.
 pub fn gc_options(options: &JsValue) -> Result<GcOptions, Failure> {
     let defaults = GcOptions::default();
-    let rate = match get(options, "maxUnitsPerSecond").is_undefined() {
-        true => None,
-        false => Some(positive(options, "maxUnitsPerSecond", 1)?),
-    };
-    // Set by the driver for each machine of `segments`.
-    let segment = get(options, "segment");
-    let segment = match segment.is_undefined() {
-        true => None,
-        false => {
-            let parts = Array::from(&segment);
-            let part = |i: u32| {
-                parts
-                    .get(i)
-                    .as_f64()
-                    .filter(|n| n.fract() == 0.0 && *n >= 0.0)
-            };
-            match (part(0), part(1)) {
-                (Some(s), Some(t)) if s < t && t <= 1_000.0 => Some((s as u32, t as u32)),
-                _ => return Err(bad("segment", "[segment, total]")),
-            }
-        }
-    };
+    let segment = segment(options)?;
     let options = GcOptions {
         grace: millis(&get(options, "graceMs"), "graceMs", defaults.grace)?,
         dry_run: super::flag(options, "dryRun", defaults.dry_run)?,
-        max_units_per_second: rate.map(|r| u32::try_from(r).unwrap_or(u32::MAX)),
+        max_units_per_second: rate(options)?,
         every_chunk: super::flag(options, "everyChunk", false)?,
         ..defaults
     };

@@ -421,6 +421,7 @@ pub fn query_outcome(outcome: &QueryOutcome) -> JsValue {
         ("virtualItems", outcome.virtual_items),
         ("chunksSkipped", outcome.chunks_skipped),
         ("vanished", outcome.vanished),
+        ("damaged", outcome.damaged),
         ("pages", u64::from(outcome.pages)),
     ] {
         set(&result, name, &(count as f64).into());
