@@ -32,13 +32,7 @@ pub(crate) struct PartialFile {
 impl PartialFile {
     /// Creates an empty temporary file beside `path`.
     pub async fn create(path: &Path) -> Result<Self, HostError> {
-        let name = path
-            .file_name()
-            .ok_or_else(|| HostError::Input(format!("{} does not name a file", path.display())))?;
-        let folder = match path.parent() {
-            Some(folder) if !folder.as_os_str().is_empty() => folder,
-            _ => Path::new("."),
-        };
+        let (folder, name) = beside(path)?;
         let mut last = None;
         for _ in 0..NAME_ATTEMPTS {
             let temp = folder.join(format!(
@@ -76,13 +70,7 @@ impl PartialFile {
     /// there cut to `from` bytes (refused when it is shorter: what it held
     /// was lost, by a crash of the machine before it was synced).
     pub async fn resumable(path: &Path, from: Option<u64>) -> Result<Self, HostError> {
-        let name = path
-            .file_name()
-            .ok_or_else(|| HostError::Input(format!("{} does not name a file", path.display())))?;
-        let folder = match path.parent() {
-            Some(folder) if !folder.as_os_str().is_empty() => folder,
-            _ => Path::new("."),
-        };
+        let (folder, name) = beside(path)?;
         let temp = folder.join(format!(".{}.dynaslice-resumable", name.to_string_lossy()));
         let failed = |e| HostError::io(temp.display(), e);
         let mut file = tokio::fs::OpenOptions::new()
@@ -176,6 +164,18 @@ impl PartialFile {
         }
         Ok(())
     }
+}
+
+/// The folder `path` is in (`.` for a bare name) and its file name.
+fn beside(path: &Path) -> Result<(&Path, &std::ffi::OsStr), HostError> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| HostError::Input(format!("{} does not name a file", path.display())))?;
+    let folder = match path.parent() {
+        Some(folder) if !folder.as_os_str().is_empty() => folder,
+        _ => Path::new("."),
+    };
+    Ok((folder, name))
 }
 
 impl Drop for PartialFile {

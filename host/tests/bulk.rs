@@ -5,8 +5,7 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use dynaslice_core::{AttributeValue, Code, Item};
 use dynaslice_host::json::item_from_json;
@@ -137,27 +136,11 @@ async fn an_export_killed_and_resumed_writes_every_item_once() {
                 &table.table,
             ])
             .args(["--out", out.to_str().unwrap()])
-            .args(rest)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .args(rest);
         command
     };
     // About 2,000 read units in all: at 100 a second it runs for seconds.
-    let mut first = export(&["--rate-limit", "100"]).spawn().unwrap();
-    let start = Instant::now();
-    while !checkpoint.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "no checkpoint saved"
-        );
-        assert!(
-            first.try_wait().unwrap().is_none(),
-            "the export ended before it was killed"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    first.kill().unwrap();
-    first.wait().unwrap();
+    common::kill_once_saved(export(&["--rate-limit", "100"]), &checkpoint);
     assert!(
         !out.exists(),
         "a killed export leaves no file under the name"

@@ -4,8 +4,8 @@
 
 mod common;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use dynaslice_core::{AttributeValue, VersionId, split_item};
 use dynaslice_host::{GcOptions, GetOptions, LayoutKind, PutOptions};
@@ -54,28 +54,12 @@ async fn a_gc_killed_mid_run_and_resumed_from_its_cursor_finishes_the_same() {
             // Every chunk, in many 1 MB pages (the anchors index would be
             // a single small page).
             .arg("--scan")
-            .args(rest)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .args(rest);
         command
     };
     // Slowed to a crawl by its rate limit, so it is surely mid-run when
     // killed: after its first page, with the cursor saved.
-    let mut first = gc(&["--rate-limit", "5"]).spawn().unwrap();
-    let start = Instant::now();
-    while !cursor.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "no cursor saved"
-        );
-        assert!(
-            first.try_wait().unwrap().is_none(),
-            "gc ended before it was killed"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    first.kill().unwrap();
-    first.wait().unwrap();
+    common::kill_once_saved(gc(&["--rate-limit", "5"]), &cursor);
     let saved = std::fs::read_to_string(&cursor).unwrap();
     assert!(saved.contains("segments"), "{saved}");
 

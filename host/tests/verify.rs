@@ -7,8 +7,7 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::manifest::{CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE};
@@ -183,28 +182,12 @@ fn verify_killed_and_resumed(table: &TableConfig, planted: &BTreeSet<Item>) {
             ])
             .args(["--cursor", cursor.to_str().unwrap(), "--page-size", "2"])
             .args(["--segments", "2"])
-            .args(rest)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+            .args(rest);
         command
     };
     // A 1.2 MB item costs about 150 read units: at 10 units per second,
     // the run waits for seconds after each.
-    let mut first = verify(&["--rate-limit", "10"]).spawn().unwrap();
-    let start = Instant::now();
-    while !cursor.exists() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "no cursor saved"
-        );
-        assert!(
-            first.try_wait().unwrap().is_none(),
-            "verify ended before it was killed"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-    first.kill().unwrap();
-    let first = first.wait_with_output().unwrap();
+    let first = common::kill_once_saved(verify(&["--rate-limit", "10"]), &cursor);
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
     assert_eq!(saved["scans"], "items", "{saved}");

@@ -16,13 +16,21 @@ use crate::sim::{CHUNKS, Fault, Store, TABLE, clean, finish, table};
 /// Four virtual items and four plain ones (no codec: up to 409,600 bytes
 /// an item is stored whole), in key order.
 fn stored() -> (Store, Vec<Item>) {
+    let lens = [700_000, 200, 1_300_000, 300_000, 90, 500_000, 800_000, 100];
+    store_of(
+        lens.iter()
+            .enumerate()
+            .map(|(i, &len)| (format!("k{i}"), len)),
+    )
+}
+
+/// A store of items of these keys and lengths, each written whole, in
+/// key order.
+fn store_of(items: impl Iterator<Item = (String, usize)>) -> (Store, Vec<Item>) {
     let mut store = Store::new();
     let mut written = Vec::new();
-    for (i, len) in [700_000, 200, 1_300_000, 300_000, 90, 500_000, 800_000, 100]
-        .into_iter()
-        .enumerate()
-    {
-        let item = item(&format!("k{i}"), len, i as u64);
+    for (i, (key, len)) in items.enumerate() {
+        let item = item(&key, len, i as u64);
         let env = store.env(i as u64);
         let mut put = PutMachine::new(
             PutSource::Item(&item),
@@ -386,20 +394,7 @@ fn parallel_segments_together_yield_every_item_once() {
 #[test]
 fn a_rate_limit_holds_the_units_per_second_of_a_verifying_scan() {
     // 40 virtual items of 2 chunks: a read of each costs a few requests.
-    let mut store = Store::new();
-    let mut written = Vec::new();
-    for i in 0..40u64 {
-        let item = item(&format!("r{i:02}"), 500_000, i);
-        let env = store.env(i);
-        let mut put = PutMachine::new(
-            PutSource::Item(&item),
-            table(),
-            put_options(WriteMode::Batch),
-            env,
-        );
-        finish(&mut put, &mut store, &mut clean).expect("a write");
-        written.push(item);
-    }
+    let (mut store, written) = store_of((0..40).map(|i| (format!("r{i:02}"), 500_000)));
     let rate = 4;
     let limited = QueryOptions {
         max_units_per_second: Some(rate),

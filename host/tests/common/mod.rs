@@ -137,6 +137,38 @@ pub fn fresh_temp_dir(what: &str) -> std::path::PathBuf {
     dir
 }
 
+/// Starts `command` (a `dynaslice` run that saves a checkpoint or cursor
+/// to `file` as it goes), waits until `file` exists, and kills the run
+/// (SIGKILL): what it printed until then. Fails when it ends first, or
+/// saves nothing within two minutes.
+pub fn kill_once_saved(
+    mut command: std::process::Command,
+    file: &std::path::Path,
+) -> std::process::Output {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while !file.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "{} never saved",
+            file.display()
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before it was killed"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.kill().unwrap();
+    child.wait_with_output().unwrap()
+}
+
 /// Stores `len` bytes of [`noise`] from `seed`, uncompressed, as the `data`
 /// attribute of `key`, streamed with `put_reader` from a file in `dir`
 /// (removed again): unlike `put`, no freed copy of the item is left in
