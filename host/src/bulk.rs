@@ -76,7 +76,9 @@ pub struct ManyReport {
 }
 
 /// Writes every item `items` yields, each tagged by the caller (a line
-/// number), [`ManyOptions::in_flight`] at once. `done` hears each item's
+/// number), [`ManyOptions::in_flight`] at once within
+/// [`ManyOptions::in_flight_bytes`], at most
+/// [`ManyOptions::max_units_per_second`] on average. `done` hears each item's
 /// outcome with its tag, in the order they finish; an input the caller
 /// could not turn into an item (`Err`) is handed back the same way and
 /// counts as failed. Never fails as a whole: every failure is an item's.
@@ -121,7 +123,7 @@ where
                     continue;
                 }
             }
-        } else if !pause.is_zero() {
+        } else if !pause.is_zero() && (more || waiting.is_some()) {
             tokio::time::sleep(pause).await;
         }
         while (more || waiting.is_some()) && writes.len() < max_items {

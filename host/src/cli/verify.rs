@@ -41,13 +41,14 @@ pub async fn verify(client: &Client, args: &VerifyArgs, json: bool) -> Result<Ex
     );
     let starts = cursor.starts();
     let mut found = Vec::new();
-    let mut damaged = 0u64;
+    // Damaged items this run found (the page callback saves the count).
+    let damaged = std::cell::Cell::new(0u64);
     let mut seen = vec![0u64; cursor.marks.len()];
     let mut failed_save = None;
     let outcome = {
-        let (found, damaged) = (&mut found, std::cell::RefCell::new(&mut damaged));
+        let found = &mut found;
         let each = |d: dynaslice_host::Damaged| {
-            **damaged.borrow_mut() += 1;
+            damaged.set(damaged.get() + 1);
             let code = d.error.code();
             if json {
                 found.push(json!({
@@ -73,7 +74,7 @@ pub async fn verify(client: &Client, args: &VerifyArgs, json: bool) -> Result<Ex
             };
             cursor
                 .counts
-                .insert("damaged".into(), json!(earlier + **damaged.borrow()));
+                .insert("damaged".into(), json!(earlier + damaged.get()));
             if let Some(path) = &sweep.cursor
                 && let Err(e) = cursor::write(path, &table.table, SCANS, &cursor)
             {
