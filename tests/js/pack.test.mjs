@@ -94,7 +94,7 @@ test('npm pack ships exactly the built package, and a clean project can use it',
     assert.ok(!existsSync(join(project, 'node_modules', '@aws-sdk', 'client-dynamodb')), 'the SDK is not bundled or installed');
     execFileSync(npm, ['install', `@aws-sdk/client-dynamodb@${sdkVersion}`, '--prefer-offline', '--no-audit', '--no-fund'], { ...quiet, cwd: project });
     const exportsOf = 'console.log(Object.keys(driver).sort().join())';
-    const names = 'DEFAULT_CONCURRENCY,DEFAULT_GRACE_MS,DEFAULT_RETRY,DEFAULT_WINDOW,deleteItem,gc,getItem,getStream,listVersions,putItem,putItems,putStream,queryItems,restoreVersion,updateItem';
+    const names = 'DEFAULT_CONCURRENCY,DEFAULT_GRACE_MS,DEFAULT_RETRY,DEFAULT_WINDOW,deleteItem,gc,getItem,getStream,listVersions,putItem,putItems,putStream,queryItems,restoreVersion,updateItem,verify';
     assert.equal(node(['--input-type=module'], `import * as driver from 'dynaslice/dynamodb';\n${exportsOf}`), names, 'ESM');
     assert.equal(node([], `const driver = require('dynaslice/dynamodb');\n${exportsOf}`), names, 'CommonJS');
   } finally {
