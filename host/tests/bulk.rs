@@ -206,15 +206,16 @@ async fn a_folder_imports_each_file_under_its_path_and_resumes_after_its_checkpo
         std::fs::write(folder.join(name), bytes).unwrap();
     }
     std::os::unix::fs::symlink(folder.join("a.txt"), folder.join("link")).unwrap();
+    // A name that is not UTF-8 cannot be a string key.
+    let unnamed =
+        folder.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"bad\xff"));
+    std::fs::write(&unnamed, b"x").unwrap();
+    // A trailing slash: the checkpoint still goes beside the folder.
+    let given = format!("{}/", folder.display());
     let import = |table: &str, rest: &[&str]| {
         Command::new(env!("CARGO_BIN_EXE_dynaslice"))
             .args(["--endpoint", common::endpoint(), "import", "-t", table])
-            .args([
-                "--folder",
-                folder.to_str().unwrap(),
-                "--max-size",
-                "2000000",
-            ])
+            .args(["--folder", given.as_str(), "--max-size", "2000000"])
             .args(["--output", "json"])
             .args(rest)
             .output()
@@ -238,10 +239,27 @@ async fn a_folder_imports_each_file_under_its_path_and_resumes_after_its_checkpo
     let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     assert_eq!(run.status.code(), Some(1), "{report}");
     assert_eq!(report["imported"], 4, "{report}");
-    let failed = report["failed"].as_array().unwrap();
-    assert_eq!(failed.len(), 1, "{report}");
-    assert_eq!(failed[0]["file"], "big.bin");
-    assert_eq!(failed[0]["code"], "INPUT_INVALID");
+    let mut failed: Vec<(String, String)> = report["failed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().into(),
+                f["code"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    failed.sort();
+    assert_eq!(
+        failed,
+        [
+            ("bad\u{fffd}".to_string(), "INPUT_INVALID".to_string()),
+            ("big.bin".to_string(), "INPUT_INVALID".to_string())
+        ],
+        "{report}"
+    );
+    std::fs::remove_file(&unnamed).unwrap();
     for (name, bytes) in &files {
         let expected = (*name != "big.bin").then(|| AttributeValue::B(bytes.clone()));
         assert_eq!(stored(&table, name).await, expected, "{name}");

@@ -191,6 +191,25 @@ fn verify_killed_and_resumed(table: &TableConfig, planted: &BTreeSet<Item>) {
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&cursor).unwrap()).unwrap();
     assert_eq!(saved["scans"], "items", "{saved}");
+    // gc refuses verify's cursor, and leaves it.
+    let gc = Command::new(env!("CARGO_BIN_EXE_dynaslice"))
+        .args(["--endpoint", common::endpoint(), "gc", "-t", &table.table])
+        .args([
+            "--dry-run",
+            "--segments",
+            "2",
+            "--cursor",
+            cursor.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(gc.status.code(), Some(1));
+    let said = String::from_utf8_lossy(&gc.stderr);
+    assert!(
+        said.contains("it is a cursor of verify [INPUT_INVALID]"),
+        "{said}"
+    );
+    assert!(cursor.exists());
 
     let resumed = verify(&["--output", "json"]).output().unwrap();
     let report: serde_json::Value = serde_json::from_slice(&resumed.stdout)

@@ -53,8 +53,12 @@ pub fn read(
     if saved["table"].as_str() != Some(table) {
         return Err(bad("it is another table's"));
     }
-    if saved["scans"].as_str() != Some(scans) {
-        return Err(bad(wrong_scan));
+    match saved["scans"].as_str() {
+        Some(saved) if saved == scans => {}
+        // verify's cursors scan items, gc's anchors or chunks.
+        Some("items") => return Err(bad("it is a cursor of verify")),
+        Some(_) if scans == "items" => return Err(bad("it is a cursor of gc")),
+        _ => return Err(bad(wrong_scan)),
     }
     let marks = saved["segments"]
         .as_array()

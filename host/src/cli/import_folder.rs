@@ -4,9 +4,11 @@
 //! the order of their paths; the checkpoint beside the folder
 //! (`<folder>.dynaslice-import`) names the last path below which every
 //! file is done, so `--resume` skips them even when files were added since.
+//! A file whose name is not UTF-8 is reported, as a file that cannot be
+//! stored is, and the rest go in.
 
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -31,9 +33,11 @@ struct Entry {
     len: u64,
 }
 
-/// Every regular file in `folder` or below it, in the order of their keys.
-fn files(folder: &Path) -> Result<Vec<Entry>, HostError> {
+/// Every regular file in `folder` or below it, in the order of their keys;
+/// and the paths of those whose names are not UTF-8 (no string key).
+fn files(folder: &Path) -> Result<(Vec<Entry>, Vec<String>), HostError> {
     let mut found = Vec::new();
+    let mut unnamed = Vec::new();
     for entry in walkdir::WalkDir::new(folder).follow_links(false) {
         let entry = entry.map_err(|e| {
             let at = e.path().unwrap_or(folder).display().to_string();
@@ -45,10 +49,8 @@ fn files(folder: &Path) -> Result<Vec<Entry>, HostError> {
         let relative = entry.path().strip_prefix(folder).unwrap_or(entry.path());
         let parts: Option<Vec<&str>> = relative.iter().map(|part| part.to_str()).collect();
         let Some(parts) = parts else {
-            return Err(HostError::Input(format!(
-                "{} is not UTF-8: it cannot be a string key",
-                entry.path().display()
-            )));
+            unnamed.push(relative.to_string_lossy().into_owned());
+            continue;
         };
         let len = entry
             .metadata()
@@ -60,7 +62,22 @@ fn files(folder: &Path) -> Result<Vec<Entry>, HostError> {
         });
     }
     found.sort_by(|a, b| a.key.cmp(&b.key));
-    Ok(found)
+    Ok((found, unnamed))
+}
+
+/// Where an import of `folder` keeps its checkpoint: beside the folder
+/// (`docs.dynaslice-import` for `docs/`, `.` and `..` resolved), never in
+/// it, where it would be imported too.
+fn folder_checkpoint(folder: &Path) -> Result<PathBuf, HostError> {
+    let resolved = std::fs::canonicalize(folder).map_err(|e| HostError::io(folder.display(), e))?;
+    match (resolved.parent(), resolved.file_name()) {
+        (Some(parent), Some(name)) => Ok(checkpoint_path(&parent.join(name))),
+        _ => Err(HostError::Input(format!(
+            "{} has no folder above it to keep the import's checkpoint in: import a folder \
+             below it",
+            resolved.display()
+        ))),
+    }
 }
 
 fn write_checkpoint(path: &Path, table: &str, through: Option<&str>) -> Result<(), HostError> {
@@ -93,7 +110,7 @@ pub async fn import(
             )));
         }
     };
-    let checkpoint = checkpoint_path(folder);
+    let checkpoint = folder_checkpoint(folder)?;
     let after = match args.resume {
         true => {
             let saved = read_checkpoint(&checkpoint, &table.table)?;
@@ -101,7 +118,7 @@ pub async fn import(
         }
         false => None,
     };
-    let all = files(folder)?;
+    let (all, unnamed) = files(folder)?;
     let (skipped, entries): (Vec<Entry>, Vec<Entry>) = all
         .into_iter()
         .partition(|e| after.as_deref().is_some_and(|a| e.key.as_str() <= a));
@@ -138,12 +155,21 @@ pub async fn import(
         }
     });
     let mut failures = Vec::new();
+    for path in &unnamed {
+        let message = "its name is not UTF-8, so it cannot be a string key";
+        match json {
+            true => {
+                failures.push(json!({ "file": path, "code": "INPUT_INVALID", "message": message }))
+            }
+            false => bar.say(&format!("file {path}: {message} [INPUT_INVALID]")),
+        }
+    }
     let mut saved = Instant::now();
     let through = |done: &Done| match done.through {
         0 => after.clone(),
         n => Some(entries[n as usize - 1].key.clone()),
     };
-    let report = dynaslice_host::put_many(client, table, items, &options, |number, outcome| {
+    let mut report = dynaslice_host::put_many(client, table, items, &options, |number, outcome| {
         let entry = &entries[number as usize - 1];
         if let Err(error) = outcome {
             let code = error.code();
@@ -169,6 +195,7 @@ pub async fn import(
     bar.finish();
     // Done: nothing to resume.
     let _ = std::fs::remove_file(&checkpoint);
+    report.failed += unnamed.len() as u64;
     let skipped = skipped.len() as u64;
     Ok(summary(
         json,

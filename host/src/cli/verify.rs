@@ -23,7 +23,13 @@ pub async fn verify(client: &Client, args: &VerifyArgs, json: bool) -> Result<Ex
     let table = TableConfig::discover(client, &args.table.table).await?;
     let sweep = &args.sweep;
     let mut cursor = match &sweep.cursor {
-        Some(path) => cursor::read(path, &table.table, SCANS, sweep.segments, "")?,
+        Some(path) => cursor::read(
+            path,
+            &table.table,
+            SCANS,
+            sweep.segments,
+            "it scans no items",
+        )?,
         None => Cursor::fresh(sweep.segments),
     };
     // Damage an earlier run (the one this cursor continues) found.
