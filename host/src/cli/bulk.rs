@@ -25,7 +25,7 @@ use super::output::{Bar, print_json, print_json_to, save, size};
 use super::rate::{self, Spends};
 
 /// How often the checkpoint is saved while an import runs.
-const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
+pub(super) const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
 /// One line read: its bytes (without the newline), or its length when it
 /// was longer than the limit (and skipped to its end).
@@ -358,7 +358,17 @@ pub async fn export(client: &Client, args: &ExportArgs, json: bool) -> Result<Ex
             let checkpoint = export_checkpoint(&args.out);
             let from = match args.resume {
                 true => Some(read_export_checkpoint(&checkpoint, &table.table)?),
-                false => None,
+                // A fresh export: an older run's checkpoint names bytes of
+                // another file.
+                false => {
+                    match std::fs::remove_file(&checkpoint) {
+                        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                            return Err(HostError::io(checkpoint.display(), e));
+                        }
+                        _ => {}
+                    }
+                    None
+                }
             };
             let mut saved = Instant::now();
             let save_mark = |mark: &ExportMark| {

@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::{AttributeValue, Item, KeyType};
@@ -19,12 +19,9 @@ use futures::StreamExt;
 use serde_json::json;
 
 use super::args::ImportArgs;
-use super::bulk::{Done, checkpoint_path, read_checkpoint, summary};
+use super::bulk::{CHECKPOINT_EVERY, Done, checkpoint_path, read_checkpoint, summary};
 use super::output::{Bar, save};
 use super::rate::{self, Spends};
-
-/// How often the checkpoint is saved while an import runs.
-const CHECKPOINT_EVERY: Duration = Duration::from_secs(1);
 
 /// A file to store: its key (the path from the folder, `/` between
 /// names) and its size.
@@ -78,6 +75,26 @@ fn folder_checkpoint(folder: &Path) -> Result<PathBuf, HostError> {
             resolved.display()
         ))),
     }
+}
+
+/// The bytes of the file at `path`, at most `max` of them held: a file
+/// that grew past the limit since it was listed is reported, not read whole.
+async fn read_at_most(path: &Path, max: u64) -> Result<Vec<u8>, HostError> {
+    use tokio::io::AsyncReadExt;
+    let failed = |e| HostError::io(path.display(), e);
+    let file = tokio::fs::File::open(path).await.map_err(failed)?;
+    let mut bytes = Vec::new();
+    file.take(max.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .await
+        .map_err(failed)?;
+    if bytes.len() as u64 > max {
+        return Err(HostError::Input(format!(
+            "the file grew past --max-size {max} since it was listed: store it with put --file, \
+             which streams it"
+        )));
+    }
+    Ok(bytes)
 }
 
 fn write_checkpoint(path: &Path, table: &str, through: Option<&str>) -> Result<(), HostError> {
@@ -141,15 +158,12 @@ pub async fn import(
                      which streams it",
                     entry.len
                 ))),
-                false => tokio::fs::read(&path)
-                    .await
-                    .map_err(|e| HostError::io(path.display(), e))
-                    .map(|bytes| {
-                        Item::from([
-                            (key_name.clone(), AttributeValue::S(entry.key.clone())),
-                            (attribute.clone(), AttributeValue::B(bytes)),
-                        ])
-                    }),
+                false => read_at_most(&path, max_size).await.map(|bytes| {
+                    Item::from([
+                        (key_name.clone(), AttributeValue::S(entry.key.clone())),
+                        (attribute.clone(), AttributeValue::B(bytes)),
+                    ])
+                }),
             };
             (at as u64 + 1, item)
         }
