@@ -210,6 +210,8 @@ catalogue! {
     VersionIdInvalid = "VERSION_ID_INVALID", Input;
     /// A streamed write's bytes differ in length from the length it declared.
     StreamLengthMismatch = "STREAM_LENGTH_MISMATCH", Input;
+    /// The item's payload is in S3, and no bucket (or another one) is configured.
+    ObjectStoreNotConfigured = "OBJECT_STORE_NOT_CONFIGURED", Input;
     // Input: the host's server.
     /// A required query parameter is missing.
     ParameterMissing = "PARAMETER_MISSING", Input;
@@ -251,6 +253,12 @@ catalogue! {
     ChunksUnexpected = "CHUNKS_UNEXPECTED", Stored;
     /// A chunk lacks its data or digest, or they have the wrong type.
     ChunkMalformed = "CHUNK_MALFORMED", Stored;
+    /// A manifest names an S3 object not its own (outside the bucket or prefix): not read or deleted.
+    ObjectForeign = "OBJECT_FOREIGN", Stored;
+    /// The S3 object a committed manifest names is gone, or its ETag differs.
+    ObjectMissing = "OBJECT_MISSING", Stored;
+    /// An S3 object's length differs from its manifest's.
+    ObjectLengthMismatch = "OBJECT_LENGTH_MISMATCH", Stored;
     /// A chunk key cannot be parsed.
     ChunkKeyMalformed = "CHUNK_KEY_MALFORMED", Stored;
     /// A chunk belongs to another parent.
@@ -343,6 +351,8 @@ catalogue! {
     ConnectionFailed = "CONNECTION_FAILED", Unavailable;
     /// DynamoDB refused a request, or kept failing it until retries ran out.
     DynamodbError = "DYNAMODB_ERROR", Failure;
+    /// S3 refused a request (a missing bucket, no access); the message says why.
+    S3Error = "S3_ERROR", Failure;
     /// DynamoDB refused a request as invalid (ValidationException).
     DynamodbValidation = "DYNAMODB_VALIDATION", Failure;
     /// The embedded store could not open or answer.

@@ -248,11 +248,7 @@ pub fn chunk_key(
     let mut key = Item::new();
     match layout {
         Layout::ChunkTable { key_name } => {
-            let mut text = part(&schema.partition)?;
-            if let Some(sort) = &schema.sort {
-                text.push('#');
-                text.push_str(&part(sort)?);
-            }
+            let mut text = parent_key_text(schema, parent)?;
             text.push_str(&suffix(version, seq));
             check_len(&text, crate::key::MAX_PARTITION_KEY_BYTES)?;
             key.insert(key_name.clone(), AttributeValue::S(text));
@@ -273,6 +269,44 @@ pub fn chunk_key(
         }
     }
     Ok(key)
+}
+
+/// The parent's key as chunk-key text: its partition key part, then `#`
+/// and its sort key part when it has one, each escaped.
+pub(crate) fn parent_key_text(schema: &KeySchema, parent: &Item) -> Result<String, ChunkKeyError> {
+    let part = |key: &crate::key::KeyAttribute| {
+        parent
+            .get(&key.name)
+            .and_then(|v| key_part(v, key.key_type))
+            .ok_or_else(|| ChunkKeyError::ParentKey {
+                name: key.name.clone(),
+            })
+    };
+    let mut text = part(&schema.partition)?;
+    if let Some(sort) = &schema.sort {
+        text.push('#');
+        text.push_str(&part(sort)?);
+    }
+    Ok(text)
+}
+
+/// Reads text of [`parent_key_text`] followed by `#` and a version id
+/// back into the parent's key attributes and the version.
+pub(crate) fn parse_versioned_key_text(
+    schema: &KeySchema,
+    text: &str,
+) -> Option<(Item, VersionId)> {
+    let mut parts = split_escaped(text)?;
+    let version = VersionId::parse(&parts.pop()?).ok()?;
+    let keys: Vec<_> = schema.attributes().collect();
+    if parts.len() != keys.len() {
+        return None;
+    }
+    let mut parent = Item::new();
+    for (key, text) in keys.into_iter().zip(parts) {
+        parent.insert(key.name.clone(), key_value(text, key.key_type)?);
+    }
+    Some((parent, version))
 }
 
 fn check_len(text: &str, limit: usize) -> Result<(), ChunkKeyError> {

@@ -18,6 +18,7 @@ mod key;
 pub mod layout;
 pub mod manifest;
 pub mod number;
+pub mod object;
 pub mod plan;
 pub mod protocol;
 mod read;
@@ -49,7 +50,7 @@ pub use write::split::{
     CodecChoice, DEFAULT_MAX_CHUNK_KEYS, DEFAULT_MAX_RAW_BYTES, DEFAULT_PARENT_BUDGET, SplitError,
     SplitItem, SplitOptions, split_item,
 };
-pub use write::stream_split::StreamSplit;
+pub use write::stream_split::{ObjectFrame, Part, StreamSplit};
 
 /// Implements `std::error::Error` for the crate's error types when `std` is on.
 macro_rules! std_errors {

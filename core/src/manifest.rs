@@ -10,6 +10,7 @@ use core::fmt;
 
 use crate::codec::{Codec, FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES};
 use crate::layout::MAX_CHUNKS;
+use crate::object::{MAX_OBJECT_KEY_BYTES, ObjectRef};
 use crate::size::MAX_ITEM_BYTES;
 use crate::value::{AttributeValue, Item};
 use crate::version::VersionId;
@@ -43,10 +44,12 @@ pub fn reserved_attribute<'n>(mut names: impl Iterator<Item = &'n str>) -> Optio
 /// The manifest field an in-place update sets ([`Manifest::updated`]).
 pub const UPDATED_FIELD: &str = "u";
 
-/// The newest manifest format this crate writes and reads: 2 when the
-/// manifest lists groups (`g`), which a reader of format 1 would miss;
-/// 1 otherwise, so every reader reads what needs no more.
-pub const MANIFEST_VERSION: u8 = 2;
+/// The newest manifest format this crate writes and reads: 3 when the
+/// frame is an S3 object (`o`), which a reader of an older format would
+/// take for a frame with no chunks; 2 when the manifest lists groups
+/// (`g`), which a reader of format 1 would miss; 1 otherwise, so every
+/// reader reads what needs no more.
+pub const MANIFEST_VERSION: u8 = 3;
 
 /// A virtual item's manifest.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,6 +88,10 @@ pub struct Manifest {
     /// inline), no `updated` and no groups. Empty for a manifest of one
     /// frame (format 1).
     pub groups: Vec<Manifest>,
+    /// The S3 object holding the frame (`_ds.o`), when it is neither
+    /// inline nor chunked: `chunk_count` and `chunk_bytes` are 0, and
+    /// there are no groups (format 3).
+    pub object: Option<ObjectRef>,
 }
 
 /// The most groups a manifest may list besides its own frame.
@@ -165,7 +172,11 @@ impl Manifest {
         let mut put = |k: &str, v| {
             map.insert(k.to_string(), v);
         };
-        let format = if self.groups.is_empty() { 1 } else { 2 };
+        let format = match (&self.object, self.groups.is_empty()) {
+            (Some(_), _) => 3,
+            (None, true) => 1,
+            (None, false) => 2,
+        };
         put("f", number(format));
         put("l", AttributeValue::S(self.layout.clone()));
         self.frame_fields(&mut map);
@@ -182,6 +193,13 @@ impl Manifest {
         }
         if let Some(frame) = &self.inline {
             put("p", AttributeValue::B(frame.clone()));
+        }
+        if let Some(object) = &self.object {
+            let mut fields = BTreeMap::new();
+            fields.insert("b".to_string(), AttributeValue::S(object.bucket.clone()));
+            fields.insert("k".to_string(), AttributeValue::S(object.key.clone()));
+            fields.insert("e".to_string(), AttributeValue::S(object.etag.clone()));
+            put("o", AttributeValue::M(fields));
         }
         if let Some(updated) = self.updated {
             put(UPDATED_FIELD, AttributeValue::S(updated.to_text()));
@@ -279,6 +297,7 @@ impl Manifest {
             None => return Err(ManifestError::MissingField { field: "f" }),
             Some(AttributeValue::N(n)) if n == "1" => 1,
             Some(AttributeValue::N(n)) if n == "2" => 2,
+            Some(AttributeValue::N(n)) if n == "3" => 3,
             Some(AttributeValue::N(n)) => {
                 return Err(ManifestError::UnsupportedVersion { got: n.clone() });
             }
@@ -299,8 +318,16 @@ impl Manifest {
             Some(AttributeValue::S(id)) => Some(VersionId::parse(id).map_err(|_| invalid("u"))?),
             Some(_) => return Err(invalid("u")),
         };
-        let mut manifest = Self::frame(map, layout.clone(), inline)?;
+        let object = match (format, map.get("o")) {
+            (3, Some(AttributeValue::M(fields))) => Some(object_ref(fields).ok_or(invalid("o"))?),
+            (3, _) => return Err(invalid("o")),
+            // Formats 1 and 2 have no objects: an `o` there is ignored.
+            _ => None,
+        };
+        let in_object = object.is_some();
+        let mut manifest = Self::frame(map, layout.clone(), inline, in_object)?;
         manifest.updated = updated;
+        manifest.object = object;
         // Format 1 has no groups: a `g` there is an unknown field, ignored
         // as a reader of format 1 ignores it. Format 2 has at least one.
         if format == 2 {
@@ -315,7 +342,7 @@ impl Manifest {
                 let AttributeValue::M(fields) = group else {
                     return Err(invalid("g"));
                 };
-                let group = Self::frame(fields, layout.clone(), None)?;
+                let group = Self::frame(fields, layout.clone(), None, false)?;
                 // A group holds named attributes, and its own chunks.
                 let clash = manifest.frames().any(|f| f.version == group.version);
                 if group.spilled.is_empty() || clash {
@@ -328,11 +355,13 @@ impl Manifest {
     }
 
     /// One frame's fields (`v`, `c`, `n`, `k`, `s`, `r`, `h`, `a`) read
-    /// from `map` and checked, with the frame inline or not.
+    /// from `map` and checked, with the frame inline, in an S3 object
+    /// (`in_object`), or chunked.
     fn frame(
         map: &BTreeMap<String, AttributeValue>,
         layout: String,
         inline: Option<Vec<u8>>,
+        in_object: bool,
     ) -> Result<Self, ManifestError> {
         let get = |field: &'static str| map.get(field).ok_or(ManifestError::MissingField { field });
         let invalid = |field| ManifestError::InvalidField { field };
@@ -384,6 +413,8 @@ impl Manifest {
         // The chunks must hold exactly the stored frame, with only the last
         // one short; an inline frame has no chunks.
         let consistent = match (&inline, chunk_count) {
+            // An object holds the whole frame: no chunks, nothing inline.
+            _ if in_object => inline.is_none() && chunk_count == 0 && chunk_bytes == 0,
             (Some(frame), 0) => frame.len() as u64 == stored_len,
             (Some(_), _) => false,
             (None, 0) => false,
@@ -408,6 +439,7 @@ impl Manifest {
             inline,
             updated: None,
             groups: Vec::new(),
+            object: None,
         })
     }
 
@@ -441,5 +473,111 @@ fn max_stored_len(codec: Codec, raw_len: u64) -> u64 {
         _ => raw_len
             .saturating_add(raw_len / 6)
             .saturating_add(framing + 64),
+    }
+}
+
+/// The object a manifest's `o` names, checked: a bucket name of S3's
+/// length, a key within S3's limit, and an ETag of at most 256 bytes.
+fn object_ref(fields: &BTreeMap<String, AttributeValue>) -> Option<ObjectRef> {
+    let text = |name: &str, max: usize| match fields.get(name) {
+        Some(AttributeValue::S(s)) if !s.is_empty() && s.len() <= max => Some(s.clone()),
+        _ => None,
+    };
+    Some(ObjectRef {
+        bucket: text("b", 63)?,
+        key: text("k", MAX_OBJECT_KEY_BYTES)?,
+        etag: text("e", 256)?,
+    })
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// A manifest of one chunked frame of `version`.
+    pub(crate) fn chunked(version: VersionId) -> Manifest {
+        Manifest {
+            version,
+            layout: "table".into(),
+            codec: Codec::None,
+            chunk_count: 2,
+            chunk_bytes: 100_000,
+            stored_len: 150_000,
+            raw_len: 150_000 - (FRAME_HEADER_BYTES + FRAME_TRAILER_BYTES) as u64,
+            digest: 7,
+            spilled: alloc::vec!["data".into()],
+            inline: None,
+            updated: None,
+            groups: Vec::new(),
+            object: None,
+        }
+    }
+
+    fn in_object() -> Manifest {
+        Manifest {
+            chunk_count: 0,
+            chunk_bytes: 0,
+            object: Some(ObjectRef {
+                bucket: "bucket".into(),
+                key: "p/a#x".into(),
+                etag: "\"abc\"".into(),
+            }),
+            ..chunked(VersionId::new(1_763_683_200_000, 9))
+        }
+    }
+
+    #[test]
+    fn an_object_manifest_round_trips_as_format_3() {
+        let manifest = in_object();
+        let value = manifest.to_value();
+        let AttributeValue::M(map) = &value else {
+            panic!("not a map")
+        };
+        assert_eq!(map["f"], AttributeValue::N("3".into()));
+        assert_eq!(Manifest::from_value(&value), Ok(manifest));
+    }
+
+    #[test]
+    fn object_manifests_that_do_not_add_up_are_refused() {
+        let with = |edit: &dyn Fn(&mut BTreeMap<String, AttributeValue>)| {
+            let AttributeValue::M(mut map) = in_object().to_value() else {
+                unreachable!()
+            };
+            edit(&mut map);
+            Manifest::from_value(&AttributeValue::M(map))
+        };
+        let invalid = |field| Err(ManifestError::InvalidField { field });
+        assert_eq!(with(&|m| drop(m.remove("o"))), invalid("o"));
+        // Chunks beside the object: a chunk count with no chunk size.
+        assert_eq!(
+            with(&|m| drop(m.insert("n".into(), AttributeValue::N("1".into())))),
+            invalid("k")
+        );
+        assert_eq!(
+            with(&|m| drop(m.insert("p".into(), AttributeValue::B(alloc::vec![0; 10])))),
+            invalid("s")
+        );
+        let object = |k: &'static str, v: AttributeValue| {
+            move |m: &mut BTreeMap<String, AttributeValue>| {
+                if let Some(AttributeValue::M(o)) = m.get_mut("o") {
+                    o.insert(k.into(), v.clone());
+                }
+            }
+        };
+        let long_key = AttributeValue::S("k".repeat(MAX_OBJECT_KEY_BYTES + 1));
+        assert_eq!(with(&object("k", long_key)), invalid("o"));
+        assert_eq!(
+            with(&object("b", AttributeValue::S(String::new()))),
+            invalid("o")
+        );
+        assert_eq!(
+            with(&object("e", AttributeValue::N("1".into()))),
+            invalid("o")
+        );
+        // An older format ignores `o`, and then has no chunks: refused.
+        assert_eq!(
+            with(&|m| drop(m.insert("f".into(), AttributeValue::N("1".into())))),
+            invalid("s")
+        );
     }
 }

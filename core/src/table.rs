@@ -34,6 +34,9 @@ pub struct Table {
     /// reads it instead of every chunk, and plans count the write unit each
     /// anchor's entry costs.
     pub anchors: Option<String>,
+    /// Where payloads at or above a threshold go in S3, when the table
+    /// names a bucket ([`crate::object`]).
+    pub objects: Option<crate::object::ObjectStore>,
 }
 
 impl Table {
@@ -65,6 +68,22 @@ impl Table {
         item.contains_key(CHUNK_DIGEST_ATTRIBUTE)
             && item.contains_key(CHUNK_DATA_ATTRIBUTE)
             && parse_chunk_key(&self.key, &self.layout, item).is_ok()
+    }
+
+    /// The S3 object of the version the stored `parent` holds, when its
+    /// manifest names one this table's store owns; `None` for any other
+    /// parent (no object, an unreadable manifest, a foreign object: left
+    /// alone, never deleted).
+    pub fn owned_object(&self, parent: &Item) -> Option<crate::protocol::ObjectKey> {
+        let manifest =
+            Manifest::from_value(parent.get(crate::manifest::MANIFEST_ATTRIBUTE)?).ok()?;
+        let object =
+            crate::object::ObjectStore::owned(self.objects.as_ref(), &self.key, parent, &manifest)
+                .ok()??;
+        Some(crate::protocol::ObjectKey {
+            bucket: object.bucket.clone(),
+            key: object.key.clone(),
+        })
     }
 
     /// The first attribute `manifest` spilled that this table keeps on the

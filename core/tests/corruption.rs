@@ -330,6 +330,7 @@ fn a_payload_cannot_smuggle_in_a_manifest_attribute() {
         inline: Some(frame),
         updated: None,
         groups: vec![],
+        object: None,
     };
     let mut parent = Item::new();
     parent.insert("pk".into(), AttributeValue::S("doc".into()));

@@ -264,6 +264,7 @@ fn an_upload_keeps_the_tables_index_keys_on_the_parent_and_its_chunks_carry_the_
         }],
         ttl: Some("expires".into()),
         anchors: None,
+        objects: None,
     };
     let mut item = Item::new();
     item.insert("pk".into(), AttributeValue::S("doc".into()));

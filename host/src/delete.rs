@@ -24,5 +24,7 @@ pub async fn delete(
     options: &PutOptions,
 ) -> Result<DeleteOutcome, HostError> {
     let mut machine = DeleteMachine::new(key, table.core(), options.retry, env());
-    Driver::new(client, &()).finish(&mut machine).await
+    Driver::for_table(client, table, &())
+        .finish(&mut machine)
+        .await
 }

@@ -100,6 +100,9 @@ pub enum HostError {
     /// The embedded store could not start.
     #[error("embedded store: {0}")]
     Embedded(String),
+    /// S3 refused a request outside the protocols (making a bucket).
+    #[error("S3: {0}")]
+    S3(String),
     /// Input the caller gave is not usable (bad JSON, bad option).
     #[error("{0}")]
     Input(String),
@@ -188,6 +191,7 @@ impl HostError {
             Self::Upload(e) => e.code(),
             Self::Io { .. } => Code::IoError,
             Self::Embedded(_) => Code::EmbeddedStore,
+            Self::S3(_) => Code::S3Error,
             Self::Input(_) => Code::InputInvalid,
             Self::Internal(_) => Code::Internal,
         }

@@ -48,7 +48,10 @@ pub async fn get(
     progress: &dyn Progress,
 ) -> Result<Option<Fetched>, HostError> {
     let mut machine = ReadMachine::new(key, table.core(), Sink::Item, options.clone(), None, env());
-    let Some(read) = Driver::new(client, progress).finish(&mut machine).await? else {
+    let Some(read) = Driver::for_table(client, table, progress)
+        .finish(&mut machine)
+        .await?
+    else {
         return Ok(None);
     };
     let item = read

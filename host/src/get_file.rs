@@ -77,7 +77,7 @@ pub async fn get_file(
         restartable: file.restartable(),
     };
     let mut machine = ReadMachine::new(key, table.core(), sink, options.clone(), None, env());
-    let mut driver = Driver::new(client, progress);
+    let mut driver = Driver::for_table(client, table, progress);
     loop {
         match driver.run(&mut machine).await {
             Stop::Done(result) => {

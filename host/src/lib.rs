@@ -42,6 +42,8 @@ mod cpu;
 mod delete;
 #[cfg(feature = "embedded")]
 mod embedded;
+#[cfg(feature = "embedded")]
+mod embedded_s3;
 mod error;
 mod executor;
 mod gc;
@@ -50,6 +52,7 @@ mod get_file;
 mod history;
 mod inspect;
 pub mod json;
+mod objects;
 mod out_file;
 mod partial_file;
 mod preview;
@@ -73,6 +76,8 @@ pub use dynaslice_core::protocol::policy::{
 };
 #[cfg(feature = "embedded")]
 pub use embedded::EmbeddedStore;
+#[cfg(feature = "embedded")]
+pub use embedded_s3::EmbeddedS3;
 pub use error::HostError;
 pub use gc::{GcOptions, GcPage, GcReport, gc, gc_paged, gc_segments};
 pub use get::{Fetched, GetOptions, check_key, get};
@@ -82,6 +87,7 @@ pub use inspect::{
     ChunkInfo, Inspection, ListPage, StoredItem, inspect, list, list_page, stored_parent,
 };
 pub use json::OutcomeJson;
+pub use objects::{Objects, aws_s3_client, ensure_bucket, local_s3_client};
 pub use out_file::replace_file;
 pub use preview::{Preview, preview};
 pub use progress::{ByteCounter, Progress};

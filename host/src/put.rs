@@ -43,7 +43,9 @@ pub async fn put(
 ) -> Result<PutOutcome, HostError> {
     let source = PutSource::Item(item);
     let mut machine = PutMachine::new(source, table.core(), options.clone(), env());
-    Driver::new(client, progress).finish(&mut machine).await
+    Driver::for_table(client, table, progress)
+        .finish(&mut machine)
+        .await
 }
 
 /// Writes an item split and verified elsewhere (an upload), stamped anew
@@ -56,7 +58,9 @@ pub(crate) async fn put_upload(
 ) -> Result<PutOutcome, HostError> {
     let source = PutSource::Upload(split);
     let mut machine = PutMachine::new(source, table.core(), options.clone(), env());
-    Driver::new(client, &()).finish(&mut machine).await
+    Driver::for_table(client, table, &())
+        .finish(&mut machine)
+        .await
 }
 
 /// Writes the item `parent` with one more binary attribute `attribute`
@@ -88,7 +92,7 @@ pub async fn put_reader<R: AsyncRead + Unpin>(
         len,
     };
     let mut machine = PutMachine::new(source, table.core(), options.clone(), env());
-    let mut driver = Driver::new(client, progress);
+    let mut driver = Driver::for_table(client, table, progress);
     let mut piece = vec![0; INPUT_BYTES];
     loop {
         match driver.run(&mut machine).await {

@@ -50,6 +50,9 @@ pub struct TableConfig {
     /// section 6), which `gc` reads instead of every chunk: made by
     /// [`create_tables`], found by [`TableConfig::discover`] once active.
     pub anchors: Option<String>,
+    /// Where payloads at or above a threshold go in S3, and the client
+    /// that reaches it (`None`: every payload stays in DynamoDB).
+    pub objects: Option<crate::Objects>,
 }
 
 /// Which layout to create or use.
@@ -78,6 +81,7 @@ impl TableConfig {
             ttl: None,
             chunk_table_ttl: None,
             anchors: Some(ANCHORS_INDEX.to_string()),
+            objects: None,
         }
     }
 
@@ -94,6 +98,7 @@ impl TableConfig {
             ttl: None,
             chunk_table_ttl: None,
             anchors: Some(ANCHORS_INDEX.to_string()),
+            objects: None,
         }
     }
 
@@ -115,6 +120,7 @@ impl TableConfig {
             index_keys: self.index_keys.clone(),
             ttl: self.ttl.clone(),
             anchors: self.anchors.clone(),
+            objects: self.objects.as_ref().map(|o| o.store.clone()),
         }
     }
 

@@ -39,6 +39,7 @@ fn claimed(key: Item, chunk_count: u32, chunk_bytes: u32, raw_len: u64) -> Item 
         inline: None,
         updated: None,
         groups: Vec::new(),
+        object: None,
     };
     let mut parent = key;
     parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());

@@ -4,7 +4,8 @@
 //!   that meters, limits, delays and throttles requests as DynamoDB does,
 //!   and [`fault_proxy`], one that fails them as networks and services do;
 //!   both over [`relay`].
-//! - [`dynamodb_local`]: Amazon's DynamoDB Local, started on loopback.
+//! - [`dynamodb_local`]: Amazon's DynamoDB Local, started on loopback;
+//!   [`seaweedfs`]: SeaweedFS, a real S3 server, likewise.
 //! - [`dynamodb_json`]: DynamoDB JSON items and the shared test vectors;
 //!   [`generate`]: property-test generators of items of every shape.
 //! - [`order_history`]: realistic documents to store.
@@ -20,3 +21,4 @@ pub mod generate;
 pub mod memory;
 pub mod order_history;
 pub mod relay;
+pub mod seaweedfs;

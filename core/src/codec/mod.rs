@@ -7,7 +7,6 @@
 //! so a crafted frame (a zip bomb) is refused rather than inflated.
 
 mod auto;
-#[cfg(feature = "deflate")]
 mod crc32;
 #[cfg(feature = "deflate")]
 mod deflate;
@@ -27,6 +26,11 @@ pub(crate) use auto::{choose_for_sample, sample_of};
 #[cfg(feature = "deflate")]
 pub(crate) use deflate::DeflateStream;
 pub use error::CodecError;
+
+/// The CRC-32 (ISO-HDLC, as gzip and S3's `ChecksumCRC32` use) of `bytes`.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    crc32::Crc32::of(bytes)
+}
 pub use frame_decoder::FrameDecoder;
 pub use prefix::decompress_prefix;
 

@@ -300,6 +300,7 @@ pub fn plan_update(
                     inline: None,
                     updated: None,
                     groups: Vec::new(),
+                    object: None,
                     ..f.clone()
                 })
                 .collect(),

@@ -58,6 +58,8 @@ pub struct DeleteMachine {
     chunks_deleted: usize,
     chunks_left: usize,
     phase: Phase,
+    /// The stored version's S3 object, deleted after the parent.
+    object: Option<super::request::ObjectKey>,
 }
 
 impl DeleteMachine {
@@ -78,6 +80,7 @@ impl DeleteMachine {
             chunks_deleted: 0,
             chunks_left: 0,
             phase: Phase::Running,
+            object: None,
         };
         match machine.table.key.check_key(key) {
             Ok(key) => {
@@ -119,6 +122,7 @@ impl DeleteMachine {
                 };
                 let target = self.table.keys_target();
                 let plan = plan_delete(&stored, &target)?;
+                self.object = self.table.owned_object(&stored);
                 self.flights.send(
                     Request::Delete(plan.parent.clone()),
                     Purpose::Delete,
@@ -144,6 +148,10 @@ impl DeleteMachine {
         self.existed = true;
         if let Some(plan) = self.plan.take() {
             self.chunks.add(&self.table, plan.chunks, Purpose::Chunks);
+        }
+        if let Some(object) = self.object.take() {
+            let delete = super::request::ObjectRequest::Delete { object };
+            self.chunks.add_object(delete, Purpose::Chunks(1));
         }
     }
 }

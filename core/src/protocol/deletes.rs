@@ -7,7 +7,7 @@
 use alloc::vec::Vec;
 
 use super::flights::{Flights, Resend};
-use super::request::{Request, RequestId};
+use super::request::{ObjectRequest, Request, RequestId};
 use crate::layout::{is_anchor, parse_chunk_key};
 use crate::plan::{BatchWrite, pack_batch_writes};
 use crate::table::Table;
@@ -23,6 +23,9 @@ pub(crate) struct Deletes<P> {
     out: Vec<RequestId>,
     /// A batch of `rest` failed: the anchors stay.
     held: bool,
+    /// Deletes of S3 objects (and aborts of their uploads): sent first,
+    /// each on its own, nothing waits for them.
+    objects: Vec<(ObjectRequest, P)>,
 }
 
 impl<P> Default for Deletes<P> {
@@ -32,6 +35,7 @@ impl<P> Default for Deletes<P> {
             anchors: Vec::new(),
             out: Vec::new(),
             held: false,
+            objects: Vec::new(),
         }
     }
 }
@@ -66,11 +70,18 @@ impl<P> Deletes<P> {
             .extend(pack_batch_writes(anchors.drain(..)).into_iter().map(tagged));
     }
 
+    /// Queues an S3 delete (or abort), sent for `purpose`.
+    pub(crate) fn add_object(&mut self, request: ObjectRequest, purpose: P) {
+        self.objects.push((request, purpose));
+    }
+
     /// Sends what may go while the pace has room; true when it sent any.
     pub(crate) fn send(&mut self, flights: &mut Flights<P>) -> bool {
         let mut sent = false;
         while flights.room() {
-            if let Some((batch, purpose)) = self.rest.pop() {
+            if let Some((request, purpose)) = self.objects.pop() {
+                flights.send(Request::Object(request), purpose, Resend::Transient);
+            } else if let Some((batch, purpose)) = self.rest.pop() {
                 let id = flights.send(Request::BatchWrite(batch), purpose, Resend::Transient);
                 self.out.push(id);
             } else if self.out.is_empty()
@@ -97,7 +108,9 @@ impl<P> Deletes<P> {
 
     /// True while a batch may still go: nothing is left but held anchors.
     pub(crate) fn waiting(&self) -> bool {
-        !self.rest.is_empty() || (!self.held && !self.anchors.is_empty())
+        !self.objects.is_empty()
+            || !self.rest.is_empty()
+            || (!self.held && !self.anchors.is_empty())
     }
 
     /// Drops every batch not sent (held anchors included) and counts their
@@ -107,6 +120,7 @@ impl<P> Deletes<P> {
         let left = |batches: &mut Vec<(BatchWrite, P)>| -> usize {
             batches.drain(..).map(|(b, _)| b.requests.len()).sum()
         };
-        left(&mut self.rest) + left(&mut self.anchors)
+        let objects = self.objects.drain(..).count();
+        left(&mut self.rest) + left(&mut self.anchors) + objects
     }
 }

@@ -7,6 +7,7 @@ use core::fmt;
 use super::request::{Failure, FailureKind, Operation};
 use crate::code::Code;
 use crate::history::HistoryError;
+use crate::object::ObjectError;
 use crate::plan::{ChangesError, PlanError};
 use crate::read::reassemble::ReassembleError;
 use crate::upload::UploadError;
@@ -85,6 +86,29 @@ pub enum ProtocolError {
         /// The largest offset corrected.
         limit_ms: u64,
     },
+    /// A manifest's S3 object is not this version's own, or no store is
+    /// configured for it.
+    Object(ObjectError),
+    /// The S3 object a committed parent names is gone or changed (its
+    /// ETag differs), and the parent still names it after every re-read.
+    ObjectMissing {
+        /// The object, as `s3://bucket/key`.
+        object: String,
+    },
+    /// An S3 object holds another number of bytes than its manifest says.
+    ObjectLength {
+        /// The object, as `s3://bucket/key`.
+        object: String,
+        /// The length the manifest gives.
+        expected: u64,
+        /// The length found.
+        found: u64,
+    },
+    /// An answer of another kind than its request's (an executor's bug).
+    UnexpectedAnswer {
+        /// The request's operation.
+        operation: Operation,
+    },
     /// The executor stopped the operation (its caller cancelled, or its
     /// own input failed); what could be cleaned up was.
     Cancelled,
@@ -101,8 +125,11 @@ impl ProtocolError {
             Self::Changes(e) => e.code(),
             Self::Upload(e) => e.code(),
             Self::History(e) => e.code(),
-            Self::Request { failure, .. } => match (failure.kind, failure.code.as_str()) {
+            Self::Request {
+                failure, operation, ..
+            } => match (failure.kind, failure.code.as_str()) {
                 (FailureKind::NoAnswer, _) => Code::ConnectionFailed,
+                _ if operation.s3() => Code::S3Error,
                 (_, "ResourceNotFoundException") => Code::TableNotFound,
                 (_, "ValidationException") => Code::DynamodbValidation,
                 _ => Code::DynamodbError,
@@ -112,6 +139,10 @@ impl ProtocolError {
             Self::ChunksVanished { .. } => Code::ChunksVanished,
             Self::ItemExpired { .. } => Code::ItemExpired,
             Self::ClockSkew { .. } => Code::ClockSkew,
+            Self::Object(e) => e.code(),
+            Self::ObjectMissing { .. } => Code::ObjectMissing,
+            Self::ObjectLength { .. } => Code::ObjectLengthMismatch,
+            Self::UnexpectedAnswer { .. } => Code::Internal,
             Self::Cancelled => Code::Internal,
         }
     }
@@ -177,8 +208,34 @@ impl fmt::Display for ProtocolError {
                 f,
                 "this machine's clock is {offset_ms} ms off the store's (limit {limit_ms} ms); fix the clock"
             ),
+            Self::Object(e) => e.fmt(f),
+            Self::ObjectMissing { object } => write!(
+                f,
+                "{object} is gone or changed, and the item's parent still names it: the \
+                 object was deleted or overwritten outside dynaslice"
+            ),
+            Self::ObjectLength {
+                object,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{object} holds {found} bytes, its manifest {expected}: it was changed \
+                 outside dynaslice"
+            ),
+            Self::UnexpectedAnswer { operation } => write!(
+                f,
+                "{} got an answer of another kind (an executor's bug)",
+                operation.name()
+            ),
             Self::Cancelled => f.write_str("the operation was cancelled"),
         }
+    }
+}
+
+impl From<ObjectError> for ProtocolError {
+    fn from(e: ObjectError) -> Self {
+        Self::Object(e)
     }
 }
 

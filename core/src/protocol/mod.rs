@@ -61,8 +61,8 @@ pub use put::{PutMachine, PutOptions, PutOutcome, PutSource};
 pub use query::{Damaged, Position, QueryMachine, QueryOptions, QueryOutcome};
 pub use read::{GetOptions, ReadMachine, ReadOutcome, Sink};
 pub use request::{
-    Answer, Failure, FailureKind, Operation, Request, RequestId, Response, Send, StoreDate,
-    THROTTLING_CODES, TRANSIENT_CODES,
+    Answer, Failure, FailureKind, ObjectAnswer, ObjectKey, ObjectRequest, Operation, PartDone,
+    Request, RequestId, Response, Send, StoreDate, THROTTLING_CODES, TRANSIENT_CODES,
 };
 pub use update::{UpdateMachine, UpdateOptions, UpdateOutcome};
 

@@ -108,6 +108,11 @@ pub const WORK_BYTES: usize = 256 << 10;
 /// chooses the codec of a stream on its first piece.
 pub const INPUT_BYTES: usize = 1 << 20;
 
+/// Parts of one S3 object in flight at once (each of
+/// [`crate::object::ObjectStore::part_bytes`], 8 MiB by default: 32 MiB
+/// of a write's memory), and ranges of one object a read fetches at once.
+pub const PARTS_IN_FLIGHT: usize = 4;
+
 /// Rounds an atomic write under last writer wins makes: after a concurrent
 /// commit changed the parent, it pauses (the retry policy's backoff, with
 /// full jitter), reads the parent again and re-plans, before giving up

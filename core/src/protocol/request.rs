@@ -5,6 +5,7 @@
 //! applied, or means a condition failed is decided here, once.
 
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::time::Duration;
 
@@ -38,6 +39,22 @@ pub enum Operation {
     Scan,
     /// Query.
     Query,
+    /// S3 PutObject.
+    PutObject,
+    /// S3 CreateMultipartUpload.
+    CreateMultipartUpload,
+    /// S3 UploadPart.
+    UploadPart,
+    /// S3 CompleteMultipartUpload.
+    CompleteMultipartUpload,
+    /// S3 AbortMultipartUpload.
+    AbortMultipartUpload,
+    /// S3 HeadObject.
+    HeadObject,
+    /// S3 GetObject.
+    GetObject,
+    /// S3 DeleteObject.
+    DeleteObject,
 }
 
 impl Operation {
@@ -53,14 +70,42 @@ impl Operation {
             Self::BatchGetItem => "BatchGetItem",
             Self::Scan => "Scan",
             Self::Query => "Query",
+            Self::PutObject => "PutObject",
+            Self::CreateMultipartUpload => "CreateMultipartUpload",
+            Self::UploadPart => "UploadPart",
+            Self::CompleteMultipartUpload => "CompleteMultipartUpload",
+            Self::AbortMultipartUpload => "AbortMultipartUpload",
+            Self::HeadObject => "HeadObject",
+            Self::GetObject => "GetObject",
+            Self::DeleteObject => "DeleteObject",
         }
+    }
+
+    /// True for S3's operations.
+    pub fn s3(self) -> bool {
+        matches!(
+            self,
+            Self::PutObject
+                | Self::CreateMultipartUpload
+                | Self::UploadPart
+                | Self::CompleteMultipartUpload
+                | Self::AbortMultipartUpload
+                | Self::HeadObject
+                | Self::GetObject
+                | Self::DeleteObject
+        )
     }
 
     /// True for reads, whose capacity is counted in read units.
     pub fn reads(self) -> bool {
         matches!(
             self,
-            Self::GetItem | Self::BatchGetItem | Self::Scan | Self::Query
+            Self::GetItem
+                | Self::BatchGetItem
+                | Self::Scan
+                | Self::Query
+                | Self::HeadObject
+                | Self::GetObject
         )
     }
 }
@@ -94,6 +139,151 @@ pub enum Request {
     Scan(Scan),
     /// One page of a caller's Query (a Scan when it has no key condition).
     Query(Query),
+    /// An S3 request for a payload's object.
+    Object(ObjectRequest),
+}
+
+/// An object in S3.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ObjectKey {
+    /// The bucket.
+    pub bucket: String,
+    /// The key.
+    pub key: String,
+}
+
+/// A part of a multipart upload S3 has taken.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PartDone {
+    /// Its number, from 1.
+    pub number: u32,
+    /// The ETag S3 gave it.
+    pub etag: String,
+    /// Its CRC-32 (as S3's `ChecksumCRC32`, big-endian).
+    pub crc32: u32,
+}
+
+/// One S3 request. Every write of an object is conditional on no object
+/// having its key (`If-None-Match: *`), and carries the body's CRC-32
+/// (`x-amz-checksum-crc32`), which S3 checks before it stores a byte.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ObjectRequest {
+    /// PutObject of a whole object.
+    Put {
+        /// Where.
+        object: ObjectKey,
+        /// The bytes.
+        body: Arc<[u8]>,
+        /// Their CRC-32.
+        crc32: u32,
+    },
+    /// CreateMultipartUpload (with the CRC-32 checksum algorithm).
+    StartUpload {
+        /// Where.
+        object: ObjectKey,
+    },
+    /// UploadPart.
+    UploadPart {
+        /// Where.
+        object: ObjectKey,
+        /// The upload.
+        upload_id: String,
+        /// The part's number, from 1.
+        number: u32,
+        /// The bytes.
+        body: Arc<[u8]>,
+        /// Their CRC-32.
+        crc32: u32,
+    },
+    /// CompleteMultipartUpload of these parts, in order.
+    CompleteUpload {
+        /// Where.
+        object: ObjectKey,
+        /// The upload.
+        upload_id: String,
+        /// Its parts.
+        parts: Vec<PartDone>,
+    },
+    /// AbortMultipartUpload (`NoSuchUpload` counts as done).
+    AbortUpload {
+        /// Where.
+        object: ObjectKey,
+        /// The upload.
+        upload_id: String,
+    },
+    /// HeadObject: its ETag and length.
+    Head {
+        /// Which.
+        object: ObjectKey,
+    },
+    /// GetObject of bytes `range` (`Range: bytes=start-(end-1)`), only if
+    /// its ETag is still `etag` (`If-Match`).
+    Get {
+        /// Which.
+        object: ObjectKey,
+        /// The ETag it must have.
+        etag: String,
+        /// The bytes.
+        range: core::ops::Range<u64>,
+    },
+    /// DeleteObject (a missing object counts as deleted).
+    Delete {
+        /// Which.
+        object: ObjectKey,
+    },
+}
+
+impl ObjectRequest {
+    /// The S3 operation this request is.
+    pub fn operation(&self) -> Operation {
+        match self {
+            Self::Put { .. } => Operation::PutObject,
+            Self::StartUpload { .. } => Operation::CreateMultipartUpload,
+            Self::UploadPart { .. } => Operation::UploadPart,
+            Self::CompleteUpload { .. } => Operation::CompleteMultipartUpload,
+            Self::AbortUpload { .. } => Operation::AbortMultipartUpload,
+            Self::Head { .. } => Operation::HeadObject,
+            Self::Get { .. } => Operation::GetObject,
+            Self::Delete { .. } => Operation::DeleteObject,
+        }
+    }
+}
+
+/// What an S3 request answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ObjectAnswer {
+    /// A PutObject or CompleteMultipartUpload stored the object.
+    Written {
+        /// Its ETag.
+        etag: String,
+    },
+    /// A multipart upload started.
+    Started {
+        /// Its id.
+        upload_id: String,
+    },
+    /// A part was stored.
+    Part {
+        /// Its ETag.
+        etag: String,
+    },
+    /// HeadObject's answer.
+    Head {
+        /// The object's ETag.
+        etag: String,
+        /// Its length.
+        len: u64,
+    },
+    /// GetObject's bytes, and the ETag the answer gave (a server that
+    /// ignores `If-Match` still tells which object it read).
+    Bytes {
+        /// The bytes.
+        bytes: Vec<u8>,
+        /// The object's ETag, when the answer had one.
+        etag: Option<String>,
+    },
+    /// A delete or an abort was done.
+    Done,
 }
 
 impl Request {
@@ -110,6 +300,7 @@ impl Request {
             Self::Scan(_) => Operation::Scan,
             Self::Query(q) if q.key_condition.is_none() => Operation::Scan,
             Self::Query(_) => Operation::Query,
+            Self::Object(request) => request.operation(),
         }
     }
 }
@@ -163,6 +354,8 @@ pub enum Answer {
         /// `LastEvaluatedKey`.
         next: Option<Item>,
     },
+    /// An S3 request's answer.
+    Object(ObjectAnswer),
 }
 
 /// How a request failed, as far as the executor could see.
@@ -200,20 +393,28 @@ pub struct Failure {
 /// DynamoDB error codes of a request refused before it was carried out
 /// because a table or partition is over its rate: a resend cannot apply
 /// it twice.
-pub const THROTTLING_CODES: [&str; 3] = [
+pub const THROTTLING_CODES: [&str; 4] = [
     "ProvisionedThroughputExceededException",
     "ThrottlingException",
     "RequestLimitExceeded",
+    // S3's answer to a prefix over its request rate.
+    "SlowDown",
 ];
 
 /// DynamoDB error codes that mean "try again later" (besides any 5xx).
-pub const TRANSIENT_CODES: [&str; 6] = [
+pub const TRANSIENT_CODES: [&str; 10] = [
     "ProvisionedThroughputExceededException",
     "ThrottlingException",
     "RequestLimitExceeded",
     "InternalServerError",
     "ServiceUnavailable",
     "TransactionInProgressException",
+    // S3: over the rate, a stalled body, and two conditional writes of one
+    // key at once (the loser's resend then fails its condition).
+    "SlowDown",
+    "RequestTimeout",
+    "ConditionalRequestConflict",
+    "InternalError",
 ];
 
 /// Transaction cancellation reasons a resend may clear.
@@ -225,6 +426,8 @@ const TRANSIENT_CANCEL_REASONS: [&str; 3] = [
 
 /// The error code of a failed condition.
 const CONDITION_FAILED: &str = "ConditionalCheckFailedException";
+/// S3's error code of a failed `If-None-Match` or `If-Match`.
+const PRECONDITION_FAILED: &str = "PreconditionFailed";
 /// A transaction's cancellation reason for a failed condition.
 const CONDITION_FAILED_REASON: &str = "ConditionalCheckFailed";
 
@@ -285,7 +488,9 @@ impl Failure {
     /// True when the request's condition failed (a conditional write's,
     /// or one action's of a transaction).
     pub fn condition_failed(&self) -> bool {
-        self.code == CONDITION_FAILED || self.reasons.iter().any(|r| r == CONDITION_FAILED_REASON)
+        self.code == CONDITION_FAILED
+            || self.code == PRECONDITION_FAILED
+            || self.reasons.iter().any(|r| r == CONDITION_FAILED_REASON)
     }
 
     /// True for a transaction cancelled only by conflicts with other

@@ -196,6 +196,7 @@ pub(crate) fn split_carrying(item: &Item, options: &SplitOptions) -> Result<Spli
             inline: None,
             updated: None,
             groups: Vec::new(),
+            object: None,
             ..group.clone()
         });
     }

@@ -171,5 +171,6 @@ pub(crate) fn worst_case_manifest(spilled: &[String]) -> Manifest {
         inline: None,
         updated: None,
         groups: Vec::new(),
+        object: None,
     }
 }

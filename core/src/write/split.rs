@@ -339,6 +339,7 @@ pub(crate) fn split_spill(
         inline: None,
         updated: None,
         groups: Vec::new(),
+        object: None,
     };
     let parent_of = |manifest: &Manifest| {
         let mut parent = kept.clone();

@@ -68,6 +68,48 @@ pub struct StreamSplit {
     encoder: Encoder,
     cutter: Cutter,
     data_bytes: usize,
+    /// Cut into parts of an S3 object, not chunks ([`StreamSplit::object`]).
+    parts: bool,
+}
+
+/// A part of an S3 object's frame, cut by [`StreamSplit::push_parts`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Part {
+    /// Its number in the multipart upload, from 1.
+    pub number: u32,
+    /// Its bytes.
+    pub data: Vec<u8>,
+}
+
+/// An object's frame once its stream ended: the parent and the manifest it
+/// gets once the object is stored ([`ObjectFrame::stored`]).
+pub struct ObjectFrame {
+    options: SplitOptions,
+    parent: Item,
+    manifest: Manifest,
+}
+
+impl ObjectFrame {
+    /// The manifest, with no object yet.
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    /// The split to commit, once S3 stored the object as `object`.
+    pub fn stored(self, object: crate::object::ObjectRef) -> Result<SplitItem, SplitError> {
+        let Self {
+            options,
+            mut parent,
+            mut manifest,
+        } = self;
+        manifest.object = Some(object);
+        put_manifest(&mut parent, &manifest, &options)?;
+        Ok(SplitItem {
+            parent,
+            chunks: Vec::new(),
+            manifest: Some(manifest),
+        })
+    }
 }
 
 impl StreamSplit {
@@ -90,6 +132,17 @@ impl StreamSplit {
         len: Option<u64>,
         compression: Compression,
         options: &SplitOptions,
+    ) -> Result<Self, SplitError> {
+        Self::stream(parent, attribute, len, compression, options, None)
+    }
+
+    fn stream(
+        parent: Item,
+        attribute: String,
+        len: Option<u64>,
+        compression: Compression,
+        options: &SplitOptions,
+        part_bytes: Option<usize>,
     ) -> Result<Self, SplitError> {
         check_options(options)?;
         compression.codec.check_level(compression.level)?;
@@ -120,7 +173,9 @@ impl StreamSplit {
             stream_len,
             compression,
             options,
+            part_bytes,
         )?;
+        split.parts = part_bytes.is_some();
         split.declared = len;
         split.raw(&prefix);
         split.stream_len = prefix.len() as u64 + len.unwrap_or(0);
@@ -136,7 +191,36 @@ impl StreamSplit {
         compression: Compression,
         options: &SplitOptions,
     ) -> Result<Self, SplitError> {
-        Self::begin(parent, spilled, Some(stream_len), compression, options)
+        Self::begin(
+            parent,
+            spilled,
+            Some(stream_len),
+            compression,
+            options,
+            None,
+        )
+    }
+
+    /// Like [`StreamSplit::new`], but the frame is cut into parts of
+    /// `part_bytes` for one S3 object ([`StreamSplit::push_parts`],
+    /// [`StreamSplit::finish_parts`]) instead of chunk items. With an
+    /// unknown length the first part comes out last, as the first chunk does.
+    pub fn object(
+        parent: Item,
+        attribute: String,
+        len: Option<u64>,
+        compression: Compression,
+        options: &SplitOptions,
+        part_bytes: usize,
+    ) -> Result<Self, SplitError> {
+        Self::stream(
+            parent,
+            attribute,
+            len,
+            compression,
+            options,
+            Some(part_bytes),
+        )
     }
 
     /// Starts splitting a value stream of `stream_len` bytes, or of a
@@ -147,12 +231,16 @@ impl StreamSplit {
         stream_len: Option<u64>,
         compression: Compression,
         options: &SplitOptions,
+        part_bytes: Option<usize>,
     ) -> Result<Self, SplitError> {
         if let Some(len) = stream_len {
             check_length(len, options)?;
         }
         let base = ChunkBase::of(&parent, options);
-        let data_bytes = chunk_data_bytes(&base, options)?;
+        let data_bytes = match part_bytes {
+            Some(bytes) => bytes,
+            None => chunk_data_bytes(&base, options)?,
+        };
         let mut cutter = Cutter::new(data_bytes, options.version.to_text(), None);
         // An unknown length is written as 0 and set when the stream ends.
         let header = FrameHeader {
@@ -190,6 +278,7 @@ impl StreamSplit {
             encoder,
             cutter,
             data_bytes,
+            parts: false,
         })
     }
 
@@ -216,6 +305,25 @@ impl StreamSplit {
     /// Takes the next piece of the payload; returns the chunk items it
     /// completed, in sequence order, ready to write.
     pub fn push(&mut self, bytes: &[u8]) -> Result<Vec<Item>, SplitError> {
+        let (first, sealed) = self.take(bytes)?;
+        if (first as usize + sealed.len()) > DEFAULT_MAX_CHUNK_KEYS as usize {
+            return Err(self.too_many_chunks());
+        }
+        chunk_items(&self.base, &self.options, first, sealed)
+    }
+
+    /// Takes the next piece of the payload of a split made by
+    /// [`StreamSplit::object`]; returns the parts it completed.
+    pub fn push_parts(&mut self, bytes: &[u8]) -> Result<Vec<Part>, SplitError> {
+        let (first, sealed) = self.take(bytes)?;
+        self.check_parts(first as usize + sealed.len(), self.cutter.written())?;
+        Ok(parts(first, sealed))
+    }
+
+    /// Compresses `bytes` into the frame; returns the pieces sealed since
+    /// the last call, with the number of the first (the first piece held
+    /// back while the length is unknown).
+    fn take(&mut self, bytes: &[u8]) -> Result<Sealed, SplitError> {
         let received = self.received + bytes.len() as u64;
         match self.declared {
             Some(declared) if received > declared => {
@@ -234,10 +342,7 @@ impl StreamSplit {
             self.first = Some(sealed.remove(0));
             first = 1;
         }
-        if (first as usize + sealed.len()) > DEFAULT_MAX_CHUNK_KEYS as usize {
-            return Err(self.too_many_chunks());
-        }
-        chunk_items(&self.base, &self.options, first, sealed)
+        Ok((first, sealed))
     }
 
     /// The error of a stream that needs more than [`DEFAULT_MAX_CHUNK_KEYS`] chunks.
@@ -248,9 +353,80 @@ impl StreamSplit {
         }
     }
 
+    /// Refuses a frame of more than [`crate::object::MAX_PARTS`] parts.
+    fn check_parts(&self, parts: usize, stored: u64) -> Result<(), SplitError> {
+        let max = crate::object::MAX_PARTS as usize;
+        if parts > max {
+            return Err(SplitError::TooLarge {
+                size: usize::try_from(stored).unwrap_or(usize::MAX),
+                limit: max.saturating_mul(self.data_bytes),
+            });
+        }
+        Ok(())
+    }
+
     /// Ends the payload: returns the parent (with its manifest) and the last
     /// chunk items not yet returned by [`StreamSplit::push`].
     pub fn finish(self) -> Result<SplitItem, SplitError> {
+        let closed = self.close()?;
+        let chunk_count = closed.first as usize + closed.rest.len();
+        if chunk_count > DEFAULT_MAX_CHUNK_KEYS as usize {
+            return Err(SplitError::TooLarge {
+                size: usize::try_from(closed.manifest.stored_len).unwrap_or(usize::MAX),
+                limit: DEFAULT_MAX_CHUNK_KEYS as usize * closed.data_bytes,
+            });
+        }
+        let Closed {
+            options,
+            base,
+            mut parent,
+            mut manifest,
+            held,
+            first,
+            rest,
+            data_bytes,
+        } = closed;
+        manifest.chunk_count = chunk_count as u32;
+        manifest.chunk_bytes = data_bytes as u32;
+        put_manifest(&mut parent, &manifest, &options)?;
+        let mut chunks = chunk_items(&base, &options, 0, held.into_iter().collect())?;
+        chunks.extend(chunk_items(&base, &options, first, rest)?);
+        Ok(SplitItem {
+            parent,
+            chunks,
+            manifest: Some(manifest),
+        })
+    }
+
+    /// Ends the payload of a split made by [`StreamSplit::object`]: the
+    /// frame, and the parts not yet returned by [`StreamSplit::push_parts`]
+    /// (the first among them when the length was unknown: its header now
+    /// holds the raw length).
+    pub fn finish_parts(self) -> Result<(ObjectFrame, Vec<Part>), SplitError> {
+        let closed = self.close()?;
+        let count = closed.first as usize + closed.rest.len();
+        let stored = closed.manifest.stored_len;
+        let limit = crate::object::MAX_PARTS as usize;
+        if count > limit {
+            return Err(SplitError::TooLarge {
+                size: usize::try_from(stored).unwrap_or(usize::MAX),
+                limit: limit.saturating_mul(closed.data_bytes),
+            });
+        }
+        let mut out = parts(0, closed.held.into_iter().collect());
+        out.extend(parts(closed.first, closed.rest));
+        let frame = ObjectFrame {
+            options: closed.options,
+            parent: closed.parent,
+            manifest: closed.manifest,
+        };
+        Ok((frame, out))
+    }
+
+    /// Ends the frame: its digest trailer, the raw length a stream of
+    /// unknown length learns now, and the manifest of the frame (without
+    /// its chunk count and size, which depend on where it goes).
+    fn close(self) -> Result<Closed, SplitError> {
         if let Some(declared) = self.declared
             && self.received != declared
         {
@@ -263,7 +439,7 @@ impl StreamSplit {
         let Self {
             options,
             base,
-            mut parent,
+            parent,
             spilled,
             codec,
             stream_len,
@@ -297,19 +473,12 @@ impl StreamSplit {
                 *digest = chunk_digest(data, &options.version.to_text(), 0);
             }
         }
-        let chunk_count = first as usize + rest.len();
-        if chunk_count > DEFAULT_MAX_CHUNK_KEYS as usize {
-            return Err(SplitError::TooLarge {
-                size: usize::try_from(stored_len).unwrap_or(usize::MAX),
-                limit: DEFAULT_MAX_CHUNK_KEYS as usize * data_bytes,
-            });
-        }
         let manifest = Manifest {
             version: options.version,
             layout: options.layout.name().into(),
             codec,
-            chunk_count: chunk_count as u32,
-            chunk_bytes: data_bytes as u32,
+            chunk_count: 0,
+            chunk_bytes: 0,
             stored_len,
             raw_len: stream_len,
             digest,
@@ -317,14 +486,17 @@ impl StreamSplit {
             inline: None,
             updated: None,
             groups: Vec::new(),
+            object: None,
         };
-        put_manifest(&mut parent, &manifest, &options)?;
-        let mut chunks = chunk_items(&base, &options, 0, held.into_iter().collect())?;
-        chunks.extend(chunk_items(&base, &options, first, rest)?);
-        Ok(SplitItem {
+        Ok(Closed {
+            options,
+            base,
             parent,
-            chunks,
-            manifest: Some(manifest),
+            manifest,
+            held,
+            first,
+            rest,
+            data_bytes,
         })
     }
 
@@ -340,6 +512,35 @@ impl StreamSplit {
             Encoder::Deflate(stream) => stream.write(bytes, &mut |out| cutter.write(out, None)),
         }
     }
+}
+
+/// Frame pieces sealed, with the number of the first.
+type Sealed = (u32, Vec<(Vec<u8>, u64)>);
+
+/// A frame once it ended.
+struct Closed {
+    options: SplitOptions,
+    base: ChunkBase,
+    parent: Item,
+    manifest: Manifest,
+    /// The first piece, held back while the length was unknown.
+    held: Option<(Vec<u8>, u64)>,
+    /// The number of the first of `rest`.
+    first: u32,
+    rest: Vec<(Vec<u8>, u64)>,
+    data_bytes: usize,
+}
+
+/// Parts for sealed frame pieces, the first being piece `first`.
+fn parts(first: u32, sealed: Vec<(Vec<u8>, u64)>) -> Vec<Part> {
+    sealed
+        .into_iter()
+        .zip(first..)
+        .map(|((data, _), seq)| Part {
+            number: seq + 1,
+            data,
+        })
+        .collect()
 }
 
 /// Chunk items for sealed chunk payloads, the first being chunk `first`.

@@ -71,6 +71,7 @@ pub fn table() -> Table {
         index_keys: Vec::new(),
         ttl: None,
         anchors: Some(dynaslice_core::layout::ANCHORS_INDEX.into()),
+        objects: None,
     }
 }
 
@@ -156,6 +157,8 @@ impl Store {
 
     fn apply(&mut self, request: &Request, partial: bool) -> Result<Answer, Failure> {
         match request {
+            // The simulated tables name no S3 store: no machine asks.
+            Request::Object(_) => Err(Failure::answered(501, "NotImplemented", "no S3 here")),
             Request::Get(get) => Ok(Answer::Item(self.get(&get.table, &get.key).cloned())),
             Request::Put(put) => {
                 let stored = self.get(&put.table, &put.item).cloned();

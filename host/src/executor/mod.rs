@@ -44,6 +44,8 @@ pub(crate) enum Stop<T> {
 /// Runs machines against one client, its requests in flight as tasks.
 pub(crate) struct Driver<'p> {
     client: Client,
+    /// The S3 client of the table's objects, when it has a store.
+    s3: Option<aws_sdk_s3::Client>,
     progress: &'p dyn Progress,
     flying: JoinSet<(RequestId, Response)>,
     /// What `progress` was last told.
@@ -54,10 +56,22 @@ impl<'p> Driver<'p> {
     pub(crate) fn new(client: &Client, progress: &'p dyn Progress) -> Self {
         Self {
             client: client.clone(),
+            s3: None,
             progress,
             flying: JoinSet::new(),
             shown: Default::default(),
         }
+    }
+
+    /// A driver that sends S3's requests to `table`'s object store.
+    pub(crate) fn for_table(
+        client: &Client,
+        table: &crate::TableConfig,
+        progress: &'p dyn Progress,
+    ) -> Self {
+        let mut driver = Self::new(client, progress);
+        driver.s3 = table.objects.as_ref().map(|o| o.client.clone());
+        driver
     }
 
     /// Does what `machine` says until it finishes or wants bytes moved.
@@ -70,11 +84,13 @@ impl<'p> Driver<'p> {
             match step {
                 Step::Send(send) => {
                     let client = self.client.clone();
+                    let s3 = self.s3.clone();
                     self.flying.spawn(async move {
                         if !send.delay.is_zero() {
                             tokio::time::sleep(send.delay).await;
                         }
-                        (send.id, send::send(&client, send.request).await)
+                        let response = send::send(&client, s3.as_ref(), send.request).await;
+                        (send.id, response)
                     });
                 }
                 Step::Work => {

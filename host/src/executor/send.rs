@@ -31,10 +31,26 @@ pub(crate) fn local_ms() -> u64 {
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
-/// Sends `request` once and reports what came back.
-pub(crate) async fn send(client: &Client, request: Request) -> Response {
+/// Sends `request` once and reports what came back: DynamoDB's through
+/// `client`, S3's through `s3`.
+pub(crate) async fn send(
+    client: &Client,
+    s3: Option<&aws_sdk_s3::Client>,
+    request: Request,
+) -> Response {
     let date = DateSeen::default();
     let result = match request {
+        Request::Object(object) => match s3 {
+            Some(s3) => crate::objects::send_object(s3, object)
+                .await
+                .map(|answer| (answer, 0.0)),
+            None => Err(Failure {
+                kind: FailureKind::NotSent,
+                code: "NoS3Client".into(),
+                message: "no S3 store is configured for this table".into(),
+                reasons: Vec::new(),
+            }),
+        },
         Request::Get(get) => get_item(client, get, &date).await,
         Request::Put(put) => put_item(client, put, &date).await,
         Request::Delete(delete) => delete_item(client, delete, &date).await,

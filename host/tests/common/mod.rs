@@ -12,6 +12,8 @@
 
 pub use dynaslice_testing::dynamodb_local;
 
+pub mod s3;
+
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU32, Ordering};
 

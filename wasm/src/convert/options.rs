@@ -195,6 +195,7 @@ impl TableOptions {
             index_keys: self.index_keys.clone(),
             ttl: self.ttl.clone(),
             anchors: self.anchors.clone(),
+            objects: None,
         }
     }
 

@@ -17,7 +17,7 @@ use crate::plan::{Commit as CommitPolicy, WriteMode, WriteSteps, plan_replaced, 
 use crate::protocol::ProtocolError;
 use crate::protocol::flights::{Failed, Resend};
 use crate::protocol::policy::MAX_REPLANS;
-use crate::protocol::request::Request;
+use crate::protocol::request::{ObjectKey, ObjectRequest, Request};
 use crate::value::{Item, same_item};
 use crate::version::VersionId;
 use crate::write::split::SplitItem;
@@ -97,6 +97,8 @@ pub(super) struct Committed {
     pub(super) cleanup: Vec<BatchWrite>,
     /// Another writer's commit came after this one's.
     pub(super) superseded: bool,
+    /// The replaced version's S3 object, deleted after the commit.
+    pub(super) object: Option<ObjectKey>,
 }
 
 impl Committed {
@@ -111,6 +113,7 @@ impl Committed {
             replaced_item: stored,
             cleanup,
             superseded: false,
+            object: None,
         }
     }
 
@@ -123,6 +126,7 @@ impl Committed {
             replaced_item: stored,
             cleanup: Vec::new(),
             superseded: false,
+            object: None,
         }
     }
 
@@ -134,6 +138,7 @@ impl Committed {
             replaced_item: old,
             cleanup: replaced.cleanup,
             superseded: false,
+            object: None,
         }
     }
 
@@ -145,6 +150,7 @@ impl Committed {
             replaced_item: true,
             cleanup: Vec::new(),
             superseded: true,
+            object: None,
         }
     }
 }
@@ -206,13 +212,30 @@ impl PutMachine<'_> {
         self.progress.chunks_done = self.progress.chunks_total;
         self.deletes
             .add(&self.table, committed.cleanup.clone(), Purpose::Cleanup);
+        if let Some(object) = committed.object.clone() {
+            let delete = ObjectRequest::Delete { object };
+            self.deletes.add_object(delete, Purpose::Cleanup(1));
+        }
         self.committed = Some(committed);
         self.phase = Phase::Cleanup;
     }
 
     /// A commit conditional on the parent read applied.
     pub(super) fn expected(&self) -> Committed {
-        Committed::expected(&self.expect, self.stored(), self.cleanup.clone())
+        let mut committed = Committed::expected(&self.expect, self.stored(), self.cleanup.clone());
+        committed.object = self.replaced_object(self.stored_parent.as_ref());
+        committed
+    }
+
+    /// The S3 object of the replaced parent `old`, when this table's store
+    /// owns it, it is not this write's own, and no history keeps it.
+    fn replaced_object(&self, old: Option<&Item>) -> Option<ObjectKey> {
+        if self.keeps {
+            return None;
+        }
+        let object = self.table.owned_object(old?)?;
+        let own = self.object.as_ref().map(|o| &o.object);
+        (own != Some(&object)).then_some(object)
     }
 
     /// What an unconditional commit replaced, from the old parent its
@@ -220,10 +243,14 @@ impl PutMachine<'_> {
     pub(super) fn replaced_by_commit(&self, old: Option<Item>) -> Committed {
         let target = self.table.keys_target();
         match &self.split {
-            Some(split) => Committed::replaced(
-                old.is_some(),
-                plan_replaced(old.as_ref(), &split.parent, &target),
-            ),
+            Some(split) => {
+                let mut committed = Committed::replaced(
+                    old.is_some(),
+                    plan_replaced(old.as_ref(), &split.parent, &target),
+                );
+                committed.object = self.replaced_object(old.as_ref());
+                committed
+            }
             None => Committed::unknown(old.is_some()),
         }
     }

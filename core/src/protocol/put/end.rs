@@ -16,7 +16,9 @@ impl PutMachine<'_> {
     /// this write's chunks are deleted first.
     pub(super) fn fail(&mut self, error: ProtocolError) {
         match self.phase {
-            Phase::Chunks if self.uploads.queued > 0 => self.abort_with(Err(error)),
+            Phase::Chunks if self.uploads.queued > 0 || self.object_started() => {
+                self.abort_with(Err(error))
+            }
             _ => self.finish(Err(error)),
         }
     }

@@ -8,6 +8,7 @@
 mod commit;
 mod end;
 mod kept;
+mod object;
 mod options;
 mod source;
 mod uploads;
@@ -18,6 +19,7 @@ use alloc::vec::Vec;
 use core::time::Duration;
 
 use self::commit::{Check, Commit, Committed};
+use self::object::ObjectUpload;
 use self::uploads::Uploads;
 use super::clock::StoreClock;
 use super::deletes::Deletes;
@@ -39,6 +41,10 @@ use crate::write::stream_split::StreamSplit;
 pub use self::options::{PutOptions, PutOutcome};
 
 /// What a write writes.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per write, moved once into its machine: boxing an upload would change the API for nothing measurable"
+)]
 pub enum PutSource<'a> {
     /// An item the caller holds. In batch mode its chunks are written
     /// while the rest of it is still being compressed.
@@ -73,6 +79,8 @@ enum Cutter<'a> {
     Items(Box<ItemStream<'a>>),
     /// A stream's pieces cut as they arrive.
     Stream(Box<StreamSplit>),
+    /// A stream's pieces cut into the parts of one S3 object.
+    Object(Box<StreamSplit>),
     /// Every chunk is queued.
     Ended,
 }
@@ -94,6 +102,21 @@ enum Purpose {
     Cleanup(usize),
     /// Deletes of this write's own chunks.
     Abort,
+    /// The start of the object's multipart upload.
+    ObjectStart,
+    /// A part of the object.
+    ObjectPart {
+        /// Its number.
+        number: u32,
+        /// Its CRC-32.
+        crc32: u32,
+        /// Its length.
+        bytes: u64,
+    },
+    /// The object's PutObject or CompleteMultipartUpload.
+    ObjectWrite,
+    /// The object's ETag, after its write failed as if already done.
+    ObjectHead,
 }
 
 enum Phase {
@@ -157,6 +180,8 @@ pub struct PutMachine<'a> {
     stored_parent: Option<Item>,
     /// This write keeps history ([`crate::history`]).
     keeps: bool,
+    /// The S3 object a stream's payload goes to, when it goes to one.
+    object: Option<ObjectUpload>,
 }
 
 impl<'a> PutMachine<'a> {
@@ -196,6 +221,7 @@ impl<'a> PutMachine<'a> {
             rewrites: 0,
             stored_parent: None,
             keeps: false,
+            object: None,
         };
         if let PutSource::Stream { len, .. } = &machine.source {
             if machine.options.mode == WriteMode::Atomic {
@@ -339,6 +365,15 @@ impl<'a> PutMachine<'a> {
             }
             Purpose::Replan => self.replan(item(answer)),
             Purpose::Cleanup(_) | Purpose::Abort => Ok(()),
+            Purpose::ObjectStart
+            | Purpose::ObjectPart { .. }
+            | Purpose::ObjectWrite
+            | Purpose::ObjectHead => match answer {
+                Answer::Object(answer) => self.object_answered(purpose, answer),
+                _ => Err(ProtocolError::UnexpectedAnswer {
+                    operation: crate::protocol::Operation::PutObject,
+                }),
+            },
         };
         if let Err(error) = result {
             self.fail(error);
@@ -365,6 +400,10 @@ impl<'a> PutMachine<'a> {
             Purpose::Check(_) | Purpose::Replan => self.finish(Err(failed.error)),
             Purpose::Cleanup(count) => self.cleanup_left += count,
             Purpose::Abort => {}
+            Purpose::ObjectStart
+            | Purpose::ObjectPart { .. }
+            | Purpose::ObjectWrite
+            | Purpose::ObjectHead => self.object_failed(purpose, failed),
         }
     }
 }
@@ -381,7 +420,11 @@ impl Machine for PutMachine<'_> {
                 Phase::Split | Phase::Restamp => return Step::Work,
                 Phase::Parent | Phase::Commit => return self.flights.idle(),
                 Phase::Chunks => {
-                    if let Some(step) = self.poll_chunks() {
+                    let step = match self.object.is_some() {
+                        true => self.poll_object(),
+                        false => self.poll_chunks(),
+                    };
+                    if let Some(step) = step {
                         return step;
                     }
                 }
@@ -409,6 +452,11 @@ impl Machine for PutMachine<'_> {
                             return self.flights.idle();
                         }
                         *sent = true;
+                        // The object's upload as it stands once every
+                        // request settled (a start answered meanwhile).
+                        for undo in self.object.iter().flat_map(|o| o.undo()) {
+                            self.deletes.add_object(undo, Purpose::Abort);
+                        }
                     }
                     if self.send_deletes() {
                         continue;
@@ -440,6 +488,12 @@ impl Machine for PutMachine<'_> {
             self.uploads.settled(id);
         }
         match settled {
+            // An upload started while the write fails is still aborted.
+            Some(Settled::Answer(Purpose::ObjectStart, Answer::Object(answer)))
+                if !self.live(&Purpose::ObjectStart) =>
+            {
+                let _ = self.object_answered(Purpose::ObjectStart, answer);
+            }
             Some(Settled::Answer(purpose, answer)) if self.live(&purpose) => {
                 self.answered(purpose, answer);
             }
@@ -472,7 +526,7 @@ impl Machine for PutMachine<'_> {
 
     fn cancel(&mut self) {
         match self.phase {
-            Phase::Chunks if self.uploads.queued > 0 => {
+            Phase::Chunks if self.uploads.queued > 0 || self.object_started() => {
                 self.abort_with(Err(ProtocolError::Cancelled))
             }
             Phase::Abort { .. } | Phase::Done(_) => {}

@@ -41,11 +41,12 @@ impl PutMachine<'_> {
         }
         let ended = self.push_input(&[]).and_then(|()| {
             match core::mem::replace(&mut self.cutter, Cutter::Ended) {
-                Cutter::Stream(stream) => Ok(stream.finish()?),
+                Cutter::Stream(stream) => self.stream_ended(stream.finish()?),
+                Cutter::Object(stream) => self.object_ended(stream),
                 _ => Err(ProtocolError::Cancelled),
             }
         });
-        if let Err(error) = ended.and_then(|split| self.stream_ended(split)) {
+        if let Err(error) = ended {
             self.fail(error);
         }
     }
@@ -64,21 +65,39 @@ impl PutMachine<'_> {
                 .options
                 .max_stream_bytes
                 .map_or(usize::MAX, |max| usize::try_from(max).unwrap_or(usize::MAX));
-            let stream = StreamSplit::new(
-                parent.clone(),
-                attribute.clone(),
-                *len,
-                compression,
-                &split_options,
-            )?;
-            self.cutter = Cutter::Stream(Box::new(stream));
+            let (parent, attribute, len) = (parent.clone(), attribute.clone(), *len);
+            self.object = self.object_for_stream();
+            self.cutter = match &self.object {
+                Some(upload) => Cutter::Object(Box::new(StreamSplit::object(
+                    parent,
+                    attribute,
+                    len,
+                    compression,
+                    &split_options,
+                    upload.part_bytes,
+                )?)),
+                None => Cutter::Stream(Box::new(StreamSplit::new(
+                    parent,
+                    attribute,
+                    len,
+                    compression,
+                    &split_options,
+                )?)),
+            };
+        }
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if let Cutter::Object(stream) = &mut self.cutter {
+            let parts = stream.push_parts(bytes)?;
+            self.payload_bytes = stream.received();
+            self.progress.bytes_done = self.payload_bytes;
+            self.queue_parts(parts);
+            return Ok(());
         }
         let Cutter::Stream(stream) = &mut self.cutter else {
             return Ok(());
         };
-        if bytes.is_empty() {
-            return Ok(());
-        }
         let chunks = stream.push(bytes)?;
         self.payload_bytes = stream.received();
         self.progress.bytes_done = self.payload_bytes;

@@ -13,8 +13,10 @@
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 
+mod object;
 mod options;
 
+use self::object::ObjectRead;
 pub use self::options::{GetOptions, ReadOutcome, Sink};
 
 use super::clock::StoreClock;
@@ -22,7 +24,7 @@ use super::error::ProtocolError;
 use super::flights::{Consumed, Flights, Resend, Settled, batch_get, found, item};
 use super::pace::Pace;
 use super::policy::{CHUNKS_PER_READ, INITIAL_READ_LIMIT, READ_WINDOW};
-use super::request::{Request, RequestId, Response};
+use super::request::{Answer, ObjectAnswer, Request, RequestId, Response};
 use super::{Env, Machine, Progress, Step};
 use crate::history::{History, HistoryError, read_record, record_key};
 use crate::manifest::{MANIFEST_ATTRIBUTE, Manifest, stored_version};
@@ -43,6 +45,9 @@ enum Purpose {
     Chunks { attempt: u32, first: u32 },
     /// The record of a kept version ([`GetOptions::version`]).
     Record(VersionId),
+    /// The S3 object's bytes of chunks `first..` (as [`ObjectRead`] cuts
+    /// it) of attempt `attempt`.
+    Range { attempt: u32, first: u32 },
 }
 
 /// What decodes the chunks.
@@ -74,9 +79,11 @@ pub struct ReadMachine {
     parent: Option<Item>,
     manifest: Option<Manifest>,
     decoder: Decoder,
-    /// A chunk that vanished in this attempt: the parent is read again to
-    /// tell an overwrite from a loss.
-    missing: Option<ReassembleError>,
+    /// A chunk (or the object) that vanished in this attempt: the parent
+    /// is read again to tell an overwrite from a loss.
+    missing: Option<ProtocolError>,
+    /// The S3 object this attempt reads, when the payload is in one.
+    object: Option<ObjectRead>,
     attempt: u32,
     count: u32,
     /// Chunks asked for (`0..asked`) and decoded (`0..next`) this attempt.
@@ -122,6 +129,7 @@ impl ReadMachine {
             manifest: None,
             decoder: Decoder::None,
             missing: None,
+            object: None,
             attempt: 0,
             count: 0,
             asked: 0,
@@ -247,7 +255,7 @@ impl ReadMachine {
                         expired_at,
                     });
                 }
-                return Err(missing.into());
+                return Err(missing);
             }
             if self.taken > 0 {
                 match &self.sink {
@@ -278,7 +286,7 @@ impl ReadMachine {
         }
         // A kept version lost a chunk: nothing overwrites a kept version.
         if let Some(missing) = self.missing.take() {
-            return Err(missing.into());
+            return Err(missing);
         }
         let Some(key) = record_key(&self.table, parent, wanted) else {
             return Err(self.not_kept(wanted));
@@ -326,16 +334,21 @@ impl ReadMachine {
             Sink::Attribute { .. } => u64::MAX,
         };
         self.manifest = self.table.target(limit).read_manifest(&parent)?;
+        self.object = match &self.manifest {
+            Some(manifest) => ObjectRead::of(&self.table, &parent, manifest)?,
+            None => None,
+        };
+        // An object is read as chunks of its ranges: the decoders read the
+        // parent with its manifest as if chunked.
+        let read = match &self.object {
+            Some(object) => Some(object.chunked_parent(&parent)),
+            None => self.without_skipped(&parent),
+        };
+        let read = read.as_ref().unwrap_or(&parent);
         self.decoder = match &self.sink {
-            Sink::Item => {
-                let read = self.without_skipped(&parent);
-                Decoder::Item(Reassembler::new(
-                    read.as_ref().unwrap_or(&parent),
-                    &self.options(),
-                )?)
-            }
+            Sink::Item => Decoder::Item(Reassembler::new(read, &self.options())?),
             Sink::Attribute { name, .. } => {
-                Decoder::Attribute(ChunkReader::new(&parent, name, &self.options())?)
+                Decoder::Attribute(ChunkReader::new(read, name, &self.options())?)
             }
         };
         self.count = match &self.decoder {
@@ -395,6 +408,19 @@ impl ReadMachine {
     /// Asks for the next chunks, as the window and the pace allow.
     fn ask(&mut self) -> Result<bool, ProtocolError> {
         let ahead = (self.asked - self.next) as usize;
+        if let Some(object) = &self.object {
+            if self.asked >= self.count || ahead >= object.window() {
+                return Ok(false);
+            }
+            let (request, last) = object.range(self.asked);
+            let purpose = Purpose::Range {
+                attempt: self.attempt,
+                first: self.asked,
+            };
+            self.flights.send(request, purpose, Resend::Transient);
+            self.asked = last;
+            return Ok(true);
+        }
         if self.asked >= self.count || ahead >= self.window || !self.flights.room() {
             return Ok(false);
         }
@@ -447,6 +473,29 @@ impl ReadMachine {
         Ok(())
     }
 
+    /// Files the pieces of an S3 object's range that arrived.
+    fn range_arrived(&mut self, first: u32, answer: Answer) -> Result<(), ProtocolError> {
+        let Some(object) = &self.object else {
+            return Ok(());
+        };
+        let Answer::Object(ObjectAnswer::Bytes { bytes, etag }) = answer else {
+            return Err(ProtocolError::UnexpectedAnswer {
+                operation: crate::protocol::Operation::GetObject,
+            });
+        };
+        // Another object under the key (a server that ignored `If-Match`):
+        // as if the condition failed.
+        if !object.same_etag(etag.as_deref()) {
+            let gone = object.gone_error();
+            return self.vanished(gone);
+        }
+        let pieces = object.pieces(&self.table, first, &bytes)?;
+        self.chunks_read += pieces.len() as u32;
+        self.arrived
+            .extend(pieces.into_iter().map(|(seq, item)| (seq, Some(item))));
+        Ok(())
+    }
+
     /// Decodes the chunk whose turn it is.
     fn push_next(&mut self) -> Result<(), ProtocolError> {
         let seq = self.next;
@@ -459,7 +508,7 @@ impl ReadMachine {
                 seq,
                 count: self.count,
             };
-            return self.vanished(missing);
+            return self.vanished(missing.into());
         };
         match &mut self.decoder {
             Decoder::Item(r) => r.push(&chunk)?,
@@ -475,7 +524,7 @@ impl ReadMachine {
 
     /// A chunk was not found: read the parent again, unless that happened
     /// too often already.
-    fn vanished(&mut self, missing: ReassembleError) -> Result<(), ProtocolError> {
+    fn vanished(&mut self, missing: ProtocolError) -> Result<(), ProtocolError> {
         if self.parent_reads > self.options.max_rereads {
             return Err(ProtocolError::ChunksVanished {
                 key: self.table.key.key_text(&self.key),
@@ -582,10 +631,27 @@ impl Machine for ReadMachine {
                     Ok(())
                 }
             }
-            Some(Settled::Failed(Purpose::Chunks { attempt, .. }, _))
-                if attempt != self.attempt =>
+            Some(Settled::Answer(Purpose::Range { attempt, first }, answer)) => {
+                if attempt == self.attempt && matches!(self.phase, Phase::Chunks) {
+                    self.range_arrived(first, answer)
+                } else {
+                    Ok(())
+                }
+            }
+            Some(Settled::Failed(
+                Purpose::Chunks { attempt, .. } | Purpose::Range { attempt, .. },
+                _,
+            )) if attempt != self.attempt => Ok(()),
+            Some(Settled::Failed(Purpose::Range { .. }, failed))
+                if ObjectRead::gone(&failed) && matches!(self.phase, Phase::Chunks) =>
             {
-                Ok(())
+                // Deleted by an overwrite's cleanup, or overwritten: the
+                // parent tells.
+                let gone = self.object.as_ref().map(ObjectRead::gone_error);
+                match gone {
+                    Some(gone) => self.vanished(gone),
+                    None => Err(failed.error),
+                }
             }
             Some(Settled::Failed(_, failed)) => Err(failed.error),
             None => Ok(()),

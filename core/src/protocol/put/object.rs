@@ -1,0 +1,338 @@
+//! A stream's payload written as one S3 object (docs/FORMAT.md, "Objects"):
+//! the frame is cut into parts while it is compressed, a few parts fly at
+//! once, and the object is stored under its version's own key with
+//! `If-None-Match: *` (one PutObject when the frame is one part, else a
+//! multipart upload completed with that condition). Only then is the
+//! parent committed, naming the object and its ETag; a write that fails
+//! before its commit aborts its upload and deletes its object.
+
+use alloc::boxed::Box;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use super::{Cutter, Purpose, PutMachine, PutOutcome, PutSource};
+use crate::capacity::write_units;
+use crate::codec::crc32;
+use crate::object::ObjectRef;
+use crate::plan::{WriteKind, WriteSteps, plan_streamed_commit_as};
+use crate::protocol::error::ProtocolError;
+use crate::protocol::flights::{Failed, Resend};
+use crate::protocol::policy::{INPUT_BYTES, PARTS_IN_FLIGHT};
+use crate::protocol::request::{ObjectAnswer, ObjectKey, ObjectRequest, PartDone, Request};
+use crate::protocol::{Progress, Step};
+use crate::size::item_size;
+use crate::write::split::SplitError;
+use crate::write::stream_split::{ObjectFrame, Part, StreamSplit};
+
+/// The upload of one version's object.
+pub(super) struct ObjectUpload {
+    pub(super) object: ObjectKey,
+    pub(super) part_bytes: usize,
+    /// The multipart upload, once started.
+    upload_id: Option<String>,
+    /// True while the start is out.
+    starting: bool,
+    /// Parts cut, not yet sent.
+    waiting: Vec<Part>,
+    /// Parts out.
+    out: usize,
+    /// Parts stored.
+    done: Vec<PartDone>,
+    /// The frame, once the stream ended.
+    frame: Option<ObjectFrame>,
+    /// True once a PutObject or CompleteMultipartUpload went out: the
+    /// object may exist.
+    writing: bool,
+    /// Frame bytes S3 stored in parts (or whole).
+    pub(super) bytes: u64,
+}
+
+impl ObjectUpload {
+    pub(super) fn new(object: ObjectKey, part_bytes: usize) -> Self {
+        Self {
+            object,
+            part_bytes,
+            upload_id: None,
+            starting: false,
+            waiting: Vec::new(),
+            out: 0,
+            done: Vec::new(),
+            frame: None,
+            writing: false,
+            bytes: 0,
+        }
+    }
+
+    /// What a write that fails must undo: its upload aborted, its object
+    /// deleted (the key is this version's alone, so no one else's is).
+    pub(super) fn undo(&self) -> Vec<ObjectRequest> {
+        let mut undo = Vec::new();
+        if let Some(upload_id) = &self.upload_id {
+            undo.push(ObjectRequest::AbortUpload {
+                object: self.object.clone(),
+                upload_id: upload_id.clone(),
+            });
+        }
+        if self.writing {
+            undo.push(ObjectRequest::Delete {
+                object: self.object.clone(),
+            });
+        }
+        undo
+    }
+
+    /// True once anything of it may be in S3.
+    pub(super) fn started(&self) -> bool {
+        self.upload_id.is_some() || self.starting || self.writing
+    }
+}
+
+impl PutMachine<'_> {
+    /// The upload a stream's payload gets, when the table sends payloads
+    /// of its length to S3 and its key makes an object key.
+    pub(super) fn object_for_stream(&self) -> Option<ObjectUpload> {
+        let store = self.table.objects.as_ref()?;
+        let PutSource::Stream { parent, len, .. } = &self.source else {
+            return None;
+        };
+        if len.is_some_and(|len| len < store.threshold) {
+            return None;
+        }
+        let key = store.key_for(&self.table.key, parent, self.version).ok()?;
+        let object = ObjectKey {
+            bucket: store.bucket.clone(),
+            key,
+        };
+        Some(ObjectUpload::new(object, store.part_bytes))
+    }
+
+    /// Parts cut from the payload.
+    pub(super) fn queue_parts(&mut self, parts: Vec<Part>) {
+        if let Some(upload) = &mut self.object {
+            upload.waiting.extend(parts);
+        }
+    }
+
+    /// The stream ended: its last parts, and the frame to commit once the
+    /// object is stored.
+    pub(super) fn object_ended(&mut self, stream: Box<StreamSplit>) -> Result<(), ProtocolError> {
+        let (frame, parts) = stream.finish_parts()?;
+        self.queue_parts(parts);
+        if let Some(upload) = &mut self.object {
+            upload.frame = Some(frame);
+        }
+        self.progress.bytes_total = self.progress.bytes_total.max(self.payload_bytes);
+        Ok(())
+    }
+
+    /// The next step while an object is written; `None` when the phase
+    /// moved on.
+    pub(super) fn poll_object(&mut self) -> Option<Step<PutOutcome>> {
+        let ended = matches!(self.cutter, Cutter::Ended);
+        let upload = self.object.as_mut()?;
+        if upload.writing {
+            return Some(self.flights.idle());
+        }
+        if upload.upload_id.is_none() && !upload.starting {
+            // One part in all: one PutObject.
+            if ended && upload.done.is_empty() && upload.out == 0 && upload.waiting.len() <= 1 {
+                let part = upload.waiting.pop().unwrap_or(Part {
+                    number: 1,
+                    data: Vec::new(),
+                });
+                upload.writing = true;
+                upload.bytes += part.data.len() as u64;
+                let crc32 = crc32(&part.data);
+                let request = ObjectRequest::Put {
+                    object: upload.object.clone(),
+                    body: Arc::from(part.data),
+                    crc32,
+                };
+                self.flights.send(
+                    Request::Object(request),
+                    Purpose::ObjectWrite,
+                    Resend::Transient,
+                );
+                return None;
+            }
+            if !upload.waiting.is_empty() {
+                upload.starting = true;
+                let request = ObjectRequest::StartUpload {
+                    object: upload.object.clone(),
+                };
+                self.flights.send(
+                    Request::Object(request),
+                    Purpose::ObjectStart,
+                    Resend::Transient,
+                );
+                return None;
+            }
+        }
+        if let Some(upload_id) = &upload.upload_id
+            && upload.out < PARTS_IN_FLIGHT
+            && let Some(part) = upload.waiting.pop()
+        {
+            upload.out += 1;
+            let crc32 = crc32(&part.data);
+            let bytes = part.data.len() as u64;
+            let request = ObjectRequest::UploadPart {
+                object: upload.object.clone(),
+                upload_id: upload_id.clone(),
+                number: part.number,
+                body: Arc::from(part.data),
+                crc32,
+            };
+            let purpose = Purpose::ObjectPart {
+                number: part.number,
+                crc32,
+                bytes,
+            };
+            self.flights
+                .send(Request::Object(request), purpose, Resend::Transient);
+            return None;
+        }
+        if ended
+            && upload.waiting.is_empty()
+            && upload.out == 0
+            && let Some(upload_id) = &upload.upload_id
+        {
+            upload.writing = true;
+            let mut parts = upload.done.clone();
+            parts.sort_by_key(|p| p.number);
+            let request = ObjectRequest::CompleteUpload {
+                object: upload.object.clone(),
+                upload_id: upload_id.clone(),
+                parts,
+            };
+            self.flights.send(
+                Request::Object(request),
+                Purpose::ObjectWrite,
+                Resend::Transient,
+            );
+            return None;
+        }
+        let hungry = upload.waiting.len() + upload.out < PARTS_IN_FLIGHT;
+        match &self.cutter {
+            Cutter::Idle | Cutter::Object(_) if hungry => Some(Step::Input(INPUT_BYTES)),
+            _ => Some(self.flights.idle()),
+        }
+    }
+
+    /// An S3 request of the upload was answered.
+    pub(super) fn object_answered(
+        &mut self,
+        purpose: Purpose,
+        answer: ObjectAnswer,
+    ) -> Result<(), ProtocolError> {
+        let Some(upload) = &mut self.object else {
+            return Ok(());
+        };
+        match (purpose, answer) {
+            (Purpose::ObjectStart, ObjectAnswer::Started { upload_id }) => {
+                upload.starting = false;
+                upload.upload_id = Some(upload_id);
+            }
+            (
+                Purpose::ObjectPart {
+                    number,
+                    crc32,
+                    bytes,
+                },
+                ObjectAnswer::Part { etag },
+            ) => {
+                upload.out -= 1;
+                upload.bytes += bytes;
+                upload.done.push(PartDone {
+                    number,
+                    etag,
+                    crc32,
+                });
+            }
+            (
+                Purpose::ObjectWrite | Purpose::ObjectHead,
+                ObjectAnswer::Written { etag } | ObjectAnswer::Head { etag, .. },
+            ) => return self.object_stored(etag),
+            _ => return Err(unexpected()),
+        }
+        Ok(())
+    }
+
+    /// An S3 request of the upload failed for good.
+    pub(super) fn object_failed(&mut self, purpose: Purpose, failed: Failed) {
+        let Some(upload) = &self.object else { return };
+        // The write's condition failed, or its upload is gone: an earlier
+        // attempt whose answer was lost stored the object (no one else
+        // writes this version's key). Its ETag comes from S3.
+        let own_earlier = failed.condition_failed()
+            || failed
+                .failure
+                .as_ref()
+                .is_some_and(|f| f.code == "NoSuchUpload");
+        if matches!(purpose, Purpose::ObjectWrite) && own_earlier {
+            let request = ObjectRequest::Head {
+                object: upload.object.clone(),
+            };
+            self.flights.send(
+                Request::Object(request),
+                Purpose::ObjectHead,
+                Resend::Transient,
+            );
+            return;
+        }
+        self.fail(failed.error);
+    }
+
+    /// S3 stored the object: the parent naming it is committed.
+    fn object_stored(&mut self, etag: String) -> Result<(), ProtocolError> {
+        let Some(upload) = &mut self.object else {
+            return Ok(());
+        };
+        let frame = upload.frame.take().ok_or_else(unexpected)?;
+        let object = ObjectRef {
+            bucket: upload.object.bucket.clone(),
+            key: upload.object.key.clone(),
+            etag,
+        };
+        let split = frame.stored(object)?;
+        if self.keeps {
+            return Err(SplitError::BadOptions {
+                reason: "an item that keeps history is not written to S3 yet",
+            }
+            .into());
+        }
+        self.progress = Progress {
+            bytes_done: self.progress.bytes_total,
+            ..self.progress
+        };
+        let target = self.table.keys_target();
+        let plan = plan_streamed_commit_as(&split, &target, &self.expect, self.commit_as())?;
+        self.planned_units = write_units(item_size(&split.parent), false);
+        self.cleanup = plan.cleanup;
+        self.mode = WriteKind::Batch;
+        if let WriteSteps::Batch {
+            overwrite, commit, ..
+        } = plan.steps
+        {
+            self.commit = Some(super::Commit::Batch {
+                overwrite,
+                pinned: commit,
+                pinned_out: false,
+            });
+        }
+        self.split = Some(split);
+        self.send_commit();
+        Ok(())
+    }
+
+    /// True while the write's object may hold bytes in S3.
+    pub(super) fn object_started(&self) -> bool {
+        self.object.as_ref().is_some_and(ObjectUpload::started)
+    }
+}
+
+fn unexpected() -> ProtocolError {
+    ProtocolError::UnexpectedAnswer {
+        operation: crate::protocol::Operation::PutObject,
+    }
+}

@@ -1,0 +1,56 @@
+//! The embedded S3-compatible store: `s3s-fs` (the S3 protocol over a
+//! folder) inside this process, beside the embedded DynamoDB store, so
+//! payloads go to "S3" on a fresh machine with no AWS account.
+//!
+//! As with the embedded DynamoDB store, nothing listens: the SDK client
+//! reaches it through an in-process connector (`s3s-aws`), and it checks
+//! each request's signature against the placeholder credentials.
+//!
+//! `s3s-fs` checks a conditional write before writing, without a lock:
+//! two writers racing on one key can both pass. dynaslice never has two
+//! writers of one key (each version has its own), but tests of races need
+//! a real server (SeaweedFS; see `host/tests/objects.rs`).
+
+use std::path::Path;
+
+use s3s::auth::SimpleAuth;
+use s3s::service::S3ServiceBuilder;
+
+use crate::error::HostError;
+
+/// A running embedded S3 store with its objects under a folder.
+#[derive(Clone)]
+pub struct EmbeddedS3 {
+    client: aws_sdk_s3::Client,
+}
+
+impl std::fmt::Debug for EmbeddedS3 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EmbeddedS3")
+    }
+}
+
+impl EmbeddedS3 {
+    /// Opens the store with its buckets as folders of `root` (created if
+    /// missing).
+    pub fn open(root: &Path) -> Result<Self, HostError> {
+        std::fs::create_dir_all(root).map_err(|e| HostError::io(root.display(), e))?;
+        let fs =
+            s3s_fs::FileSystem::new(root).map_err(|e| HostError::Embedded(format!("{e:?}")))?;
+        let mut builder = S3ServiceBuilder::new(fs);
+        builder.set_auth(SimpleAuth::from_single("dynaslice", "dynaslice"));
+        let service = builder.build();
+        // The endpoint is never contacted: the connector answers every request.
+        let config = crate::objects::local_s3_config("http://s3.embedded.invalid")
+            .http_client(s3s_aws::Client::from(service))
+            .build();
+        Ok(Self {
+            client: aws_sdk_s3::Client::from_conf(config),
+        })
+    }
+
+    /// An SDK client whose requests this store answers in process.
+    pub fn client(&self) -> aws_sdk_s3::Client {
+        self.client.clone()
+    }
+}

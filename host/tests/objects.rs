@@ -1,0 +1,379 @@
+//! Payloads in S3 behind the parent's manifest (docs/FORMAT.md,
+//! "Objects"), against a real S3 implementation: the embedded `s3s-fs`
+//! store by default, SeaweedFS with `DYNASLICE_TEST_S3=seaweedfs`.
+//! Round trips of every size class, the replaced version's object deleted
+//! after the commit (and never another's), and what a hostile manifest or
+//! a changed object gets: a typed error, and nothing deleted it does not own.
+
+mod common;
+
+use std::path::Path;
+
+use aws_sdk_s3::primitives::ByteStream;
+use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
+use dynaslice_core::object::{MIN_PART_BYTES, ObjectStore};
+use dynaslice_core::{AttributeValue, Code, Item};
+use dynaslice_host::{
+    GetOptions, LayoutKind, Objects, PutOptions, TableConfig, delete, get, get_file, put,
+    put_reader,
+};
+
+use common::s3;
+
+/// A fresh table whose payloads of 64 KiB and more go to S3 in parts of
+/// 5 MiB, under a prefix of its own.
+async fn objects_table(layout: LayoutKind) -> TableConfig {
+    let client = common::client();
+    let mut table = common::fresh_table(&client, "objects", layout).await;
+    let store = ObjectStore {
+        threshold: 64 << 10,
+        part_bytes: MIN_PART_BYTES,
+        ..ObjectStore::new(s3::bucket(), format!("{}/", table.table))
+    };
+    table.objects = Some(Objects::new(store, s3::client().await).unwrap());
+    table
+}
+
+fn parent(layout: LayoutKind, id: &str) -> Item {
+    let mut item = common::key(layout, id);
+    item.insert("title".into(), AttributeValue::S(format!("file {id}")));
+    item
+}
+
+async fn put_bytes(table: &TableConfig, item: &Item, bytes: &[u8], known: bool) -> Option<String> {
+    let len = known.then_some(bytes.len() as u64);
+    let outcome = put_reader(
+        &common::client(),
+        table,
+        item.clone(),
+        "data",
+        bytes,
+        len,
+        &PutOptions::default(),
+        &(),
+    )
+    .await
+    .expect("put");
+    outcome.manifest.and_then(|m| m.object).map(|o| o.key)
+}
+
+async fn read_file(table: &TableConfig, key: &Item, path: &Path) -> Result<Vec<u8>, Code> {
+    let client = common::client();
+    let options = GetOptions::default();
+    match get_file(&client, table, key, "data", path, &options, &()).await {
+        Ok(Some(_)) => Ok(std::fs::read(path).unwrap()),
+        Ok(None) => Err(Code::NotFound),
+        Err(e) => Err(e.code()),
+    }
+}
+
+async fn keys_under(table: &TableConfig) -> Vec<String> {
+    let objects = table.objects.as_ref().unwrap();
+    s3::keys(&objects.client, &objects.store.prefix).await
+}
+
+#[tokio::test]
+async fn payloads_of_every_size_round_trip_through_s3() {
+    for layout in [LayoutKind::ChunkTable, LayoutKind::ItemCollection] {
+        let table = objects_table(layout).await;
+        let dir = common::fresh_temp_dir(&format!("objects-{layout:?}"));
+        // Below the threshold (chunks), one part, parts of 5 MiB with a
+        // short last one, and a pipe of unknown length over several parts.
+        let cases: [(&str, usize, bool, bool); 4] = [
+            ("small", 20_000, true, false),
+            ("one-part", 300_000, true, true),
+            ("parts", 2 * MIN_PART_BYTES + 12_345, true, true),
+            ("pipe", MIN_PART_BYTES + 777, false, true),
+        ];
+        for (i, (id, len, known, in_s3)) in cases.into_iter().enumerate() {
+            let item = parent(layout, id);
+            let bytes = common::noise(i as u64, len);
+            let object = put_bytes(&table, &item, &bytes, known).await;
+            assert_eq!(object.is_some(), in_s3, "{id}: in S3");
+            let path = dir.join(id);
+            assert_eq!(
+                read_file(&table, &item, &path).await,
+                Ok(bytes.clone()),
+                "{id}"
+            );
+            // The whole item, its other attributes with it.
+            let fetched = get(
+                &common::client(),
+                &table,
+                &item,
+                &GetOptions::default(),
+                &(),
+            )
+            .await
+            .unwrap()
+            .unwrap();
+            assert_eq!(fetched.item["data"], AttributeValue::B(bytes));
+            assert_eq!(fetched.item["title"], item["title"]);
+            if let Some(key) = object {
+                assert!(
+                    keys_under(&table).await.contains(&key),
+                    "{id}: {key} stored"
+                );
+            }
+        }
+        // One object per payload in S3, and no upload left open.
+        assert_eq!(keys_under(&table).await.len(), 3);
+        let objects = table.objects.as_ref().unwrap();
+        assert_eq!(s3::uploads(&objects.client, &objects.store.prefix).await, 0);
+    }
+}
+
+#[tokio::test]
+async fn an_overwrite_or_a_delete_removes_the_replaced_object_only() {
+    let layout = LayoutKind::ChunkTable;
+    let table = objects_table(layout).await;
+    let client = common::client();
+    let item = parent(layout, "doc");
+    let first = put_bytes(&table, &item, &common::noise(1, 200_000), true)
+        .await
+        .unwrap();
+    let second = put_bytes(&table, &item, &common::noise(2, 300_000), false)
+        .await
+        .unwrap();
+    assert_ne!(first, second);
+    assert_eq!(keys_under(&table).await, vec![second.clone()]);
+    // Chunks over an object: the object goes.
+    let mut small = item.clone();
+    small.insert("data".into(), AttributeValue::B(common::noise(3, 30_000)));
+    put(&client, &table, &small, &PutOptions::default(), &())
+        .await
+        .unwrap();
+    assert!(keys_under(&table).await.is_empty());
+    // An object again, then the item deleted: the object goes with it.
+    put_bytes(&table, &item, &common::noise(4, 100_000), true)
+        .await
+        .unwrap();
+    assert_eq!(keys_under(&table).await.len(), 1);
+    let deleted = delete(&client, &table, &item, &PutOptions::default())
+        .await
+        .unwrap();
+    assert!(deleted.existed);
+    assert_eq!(deleted.chunks_left, 0);
+    assert!(keys_under(&table).await.is_empty());
+}
+
+/// The parent's manifest, edited by `edit`, written back raw.
+async fn tamper(table: &TableConfig, key: &Item, edit: impl FnOnce(&mut Item)) {
+    let client = common::client();
+    let sdk_key = dynaslice_host::item_to_sdk(table.key.key_of(key));
+    let stored = client
+        .get_item()
+        .table_name(&table.table)
+        .set_key(Some(sdk_key))
+        .consistent_read(true)
+        .send()
+        .await
+        .unwrap()
+        .item
+        .unwrap();
+    let mut manifest = dynaslice_host::item_from_sdk(stored.clone()).unwrap();
+    let AttributeValue::M(map) = manifest.get_mut(MANIFEST_ATTRIBUTE).unwrap() else {
+        panic!("no manifest")
+    };
+    let AttributeValue::M(object) = map.get_mut("o").unwrap() else {
+        panic!("no object")
+    };
+    let mut fields = Item::new();
+    std::mem::swap(&mut fields, object);
+    edit(&mut fields);
+    std::mem::swap(&mut fields, object);
+    client
+        .put_item()
+        .table_name(&table.table)
+        .set_item(Some(dynaslice_host::item_to_sdk(manifest)))
+        .send()
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_manifest_naming_another_object_is_refused_and_that_object_kept() {
+    let layout = LayoutKind::ChunkTable;
+    let table = objects_table(layout).await;
+    let client = common::client();
+    let (victim, attacker) = (parent(layout, "victim"), parent(layout, "attacker"));
+    let victim_bytes = common::noise(5, 150_000);
+    let victim_key = put_bytes(&table, &victim, &victim_bytes, true)
+        .await
+        .unwrap();
+    put_bytes(&table, &attacker, &common::noise(6, 150_000), true)
+        .await
+        .unwrap();
+    let dir = common::fresh_temp_dir("objects-foreign");
+    let outside = "elsewhere/secret".to_string();
+    let objects = table.objects.as_ref().unwrap();
+    objects
+        .client
+        .put_object()
+        .bucket(&objects.store.bucket)
+        .key(&outside)
+        .body(ByteStream::from(b"not dynaslice's".to_vec()))
+        .send()
+        .await
+        .unwrap();
+    // Another item's object, a key outside the prefix, another bucket.
+    let forged = [
+        (
+            victim_key.clone(),
+            objects.store.bucket.clone(),
+            Code::ObjectForeign,
+        ),
+        (
+            outside.clone(),
+            objects.store.bucket.clone(),
+            Code::ObjectForeign,
+        ),
+        (
+            victim_key.clone(),
+            "other-bucket".into(),
+            Code::ObjectStoreNotConfigured,
+        ),
+    ];
+    for (key, bucket, code) in forged {
+        tamper(&table, &attacker, |o| {
+            o.insert("k".into(), AttributeValue::S(key.clone()));
+            o.insert("b".into(), AttributeValue::S(bucket.clone()));
+        })
+        .await;
+        let path = dir.join("attacker");
+        assert_eq!(
+            read_file(&table, &attacker, &path).await,
+            Err(code),
+            "{key}"
+        );
+        assert!(!path.exists(), "nothing written for {key}");
+    }
+    // Overwriting and deleting the forged item delete none of them.
+    put_bytes(&table, &attacker, &common::noise(7, 100_000), true)
+        .await
+        .unwrap();
+    tamper(&table, &attacker, |o| {
+        o.insert("k".into(), AttributeValue::S(victim_key.clone()));
+    })
+    .await;
+    delete(&client, &table, &attacker, &PutOptions::default())
+        .await
+        .unwrap();
+    let keys = s3::keys(&objects.client, "").await;
+    assert!(keys.contains(&victim_key), "the victim's object stays");
+    assert!(
+        keys.contains(&outside),
+        "the object outside the prefix stays"
+    );
+    let path = dir.join("victim");
+    assert_eq!(read_file(&table, &victim, &path).await, Ok(victim_bytes));
+}
+
+#[tokio::test]
+async fn a_changed_or_damaged_object_is_a_typed_error() {
+    let layout = LayoutKind::ChunkTable;
+    let table = objects_table(layout).await;
+    let objects = table.objects.as_ref().unwrap();
+    let item = parent(layout, "doc");
+    let dir = common::fresh_temp_dir("objects-damaged");
+    let bytes = common::noise(8, 200_000);
+    let key = put_bytes(&table, &item, &bytes, true).await.unwrap();
+    let stored = s3::body(&objects.client, &objects.store.bucket, &key).await;
+    let replace = |body: Vec<u8>| {
+        let (client, bucket, key) = (
+            objects.client.clone(),
+            objects.store.bucket.clone(),
+            key.clone(),
+        );
+        async move {
+            let out = client
+                .put_object()
+                .bucket(bucket)
+                .key(key)
+                .body(ByteStream::from(body))
+                .send()
+                .await
+                .unwrap();
+            out.e_tag.unwrap()
+        }
+    };
+    // Overwritten outside dynaslice: its ETag changed.
+    let mut flipped = stored.clone();
+    flipped[1000] ^= 1;
+    replace(flipped.clone()).await;
+    let path = dir.join("doc");
+    assert_eq!(
+        read_file(&table, &item, &path).await,
+        Err(Code::ObjectMissing)
+    );
+    // The manifest names the new ETag too: the digest catches the flip.
+    let etag = replace(flipped).await;
+    tamper(&table, &item, |o| {
+        o.insert("e".into(), AttributeValue::S(etag.clone()));
+    })
+    .await;
+    let error = read_file(&table, &item, &path).await.unwrap_err();
+    assert!(
+        matches!(error, Code::DigestMismatch | Code::FrameMismatch),
+        "{error:?}"
+    );
+    // Truncated, under its own ETag.
+    let etag = replace(stored[..stored.len() - 10].to_vec()).await;
+    tamper(&table, &item, |o| {
+        o.insert("e".into(), AttributeValue::S(etag.clone()));
+    })
+    .await;
+    assert_eq!(
+        read_file(&table, &item, &path).await,
+        Err(Code::ObjectLengthMismatch)
+    );
+    // Gone.
+    objects
+        .client
+        .delete_object()
+        .bucket(&objects.store.bucket)
+        .key(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        read_file(&table, &item, &path).await,
+        Err(Code::ObjectMissing)
+    );
+    assert!(!path.exists());
+}
+
+#[tokio::test]
+async fn a_failed_stream_leaves_no_object_and_no_upload() {
+    let layout = LayoutKind::ChunkTable;
+    let table = objects_table(layout).await;
+    let item = parent(layout, "doc");
+    // Longer than declared, after two parts went out.
+    let bytes = common::noise(9, 2 * MIN_PART_BYTES + 100);
+    let error = put_reader(
+        &common::client(),
+        &table,
+        item.clone(),
+        "data",
+        &bytes[..],
+        Some(2 * MIN_PART_BYTES as u64 + 50),
+        &PutOptions::default(),
+        &(),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error.code(), Code::StreamLengthMismatch);
+    assert!(keys_under(&table).await.is_empty());
+    let objects = table.objects.as_ref().unwrap();
+    assert_eq!(s3::uploads(&objects.client, &objects.store.prefix).await, 0);
+    let found = get(
+        &common::client(),
+        &table,
+        &item,
+        &GetOptions::default(),
+        &(),
+    )
+    .await
+    .unwrap();
+    assert!(found.is_none());
+}
