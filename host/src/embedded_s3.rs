@@ -12,7 +12,13 @@
 //! a real server (SeaweedFS; see `host/tests/objects.rs`).
 
 use std::path::Path;
+use std::time::SystemTime;
 
+use aws_smithy_runtime_api::client::http::{
+    HttpClient, HttpConnector, HttpConnectorFuture, HttpConnectorSettings, SharedHttpConnector,
+};
+use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
+use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use s3s::auth::SimpleAuth;
 use s3s::service::S3ServiceBuilder;
 
@@ -42,7 +48,7 @@ impl EmbeddedS3 {
         let service = builder.build();
         // The endpoint is never contacted: the connector answers every request.
         let config = crate::objects::local_s3_config("http://s3.embedded.invalid")
-            .http_client(s3s_aws::Client::from(service))
+            .http_client(Dated(s3s_aws::Client::from(service)))
             .build();
         Ok(Self {
             client: aws_sdk_s3::Client::from_conf(config),
@@ -52,5 +58,36 @@ impl EmbeddedS3 {
     /// An SDK client whose requests this store answers in process.
     pub fn client(&self) -> aws_sdk_s3::Client {
         self.client.clone()
+    }
+}
+
+/// The in-process client, its answers dated as any server's are: `gc`
+/// judges an object's age by the `Date` of S3's answers (here this
+/// process's clock, which is the store's).
+#[derive(Debug)]
+struct Dated(s3s_aws::Client);
+
+impl HttpClient for Dated {
+    fn http_connector(
+        &self,
+        settings: &HttpConnectorSettings,
+        components: &RuntimeComponents,
+    ) -> SharedHttpConnector {
+        SharedHttpConnector::new(DatedConnector(self.0.http_connector(settings, components)))
+    }
+}
+
+#[derive(Debug)]
+struct DatedConnector(SharedHttpConnector);
+
+impl HttpConnector for DatedConnector {
+    fn call(&self, request: HttpRequest) -> HttpConnectorFuture {
+        let answer = self.0.call(request);
+        HttpConnectorFuture::new(async move {
+            let mut response = answer.await?;
+            let date = httpdate::fmt_http_date(SystemTime::now());
+            response.headers_mut().insert("date", date);
+            Ok(response)
+        })
     }
 }

@@ -6,14 +6,29 @@
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::Item;
-use dynaslice_core::protocol::{GcMachine, RetryPolicy};
+use dynaslice_core::protocol::{GcMachine, ObjectGcMachine, RetryPolicy};
 use futures::future::try_join_all;
 
 use crate::error::HostError;
 use crate::executor::{Driver, Stop, env};
 use crate::table::TableConfig;
 
-pub use dynaslice_core::protocol::{GcOptions, GcReport};
+pub use dynaslice_core::protocol::{GcOptions, GcReport, ObjectGcReport};
+
+/// Finds and deletes the S3 objects under `table`'s prefix that no parent
+/// refers to, older than [`GcOptions::grace`] by S3's clock, and aborts
+/// multipart uploads as old ([`ObjectGcMachine`]). A table with no object
+/// store has none: an empty report. Only `grace` and `dry_run` apply.
+pub async fn gc_objects(
+    client: &Client,
+    table: &TableConfig,
+    options: &GcOptions,
+) -> Result<ObjectGcReport, HostError> {
+    let mut machine = ObjectGcMachine::new(table.core(), options.clone(), env());
+    Driver::for_table(client, table, &())
+        .finish(&mut machine)
+        .await
+}
 
 /// Finds and deletes unreferenced chunks of `table`.
 pub async fn gc(

@@ -225,6 +225,11 @@ pub fn manifest_to_json(manifest: &Manifest) -> Value {
         "storedBytes": manifest.total_stored_len(),
         "rawBytes": manifest.total_raw_len(),
         "inline": manifest.inline.is_some(),
+        "object": manifest.object.as_ref().map(|o| json!({
+            "bucket": o.bucket,
+            "key": o.key,
+            "etag": o.etag,
+        })),
         "spilled": manifest.all_spilled(),
         "groups": manifest.groups.iter().map(|g| json!({
             "id": g.version.to_text(),
@@ -285,6 +290,7 @@ impl OutcomeJson for DeleteOutcome {
             "key": item_to_json(key),
             "deleted": self.existed,
             "chunksDeleted": self.chunks_deleted,
+            "objectDeleted": self.object_deleted,
             "chunksLeft": self.chunks_left,
         })
     }

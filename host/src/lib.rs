@@ -79,7 +79,7 @@ pub use embedded::EmbeddedStore;
 #[cfg(feature = "embedded")]
 pub use embedded_s3::EmbeddedS3;
 pub use error::HostError;
-pub use gc::{GcOptions, GcPage, GcReport, gc, gc_paged, gc_segments};
+pub use gc::{GcOptions, GcPage, GcReport, ObjectGcReport, gc, gc_objects, gc_paged, gc_segments};
 pub use get::{Fetched, GetOptions, check_key, get};
 pub use get_file::{FileOutcome, get_file};
 pub use history::{Listed, Listing, restore, versions};

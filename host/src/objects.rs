@@ -15,9 +15,9 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{ChecksumAlgorithm, CompletedMultipartUpload, CompletedPart};
 use base64::Engine;
 use dynaslice_core::object::ObjectStore;
-use dynaslice_core::protocol::{Answer, Failure, ObjectAnswer, ObjectRequest};
+use dynaslice_core::protocol::{Answer, Failure, Listed, ObjectAnswer, ObjectRequest, Upload};
 
-use crate::executor::failure_of;
+use crate::executor::{DateSeen, failure_of};
 
 /// Where a table's payloads go in S3 ([`ObjectStore`]), and the client
 /// that reaches it. Two are equal when they name the same store.
@@ -115,6 +115,12 @@ pub async fn ensure_bucket(
             }
         }
     }
+}
+
+/// A time S3 gave, in Unix milliseconds.
+fn millis(time: Option<&aws_sdk_s3::primitives::DateTime>) -> Option<u64> {
+    time.and_then(|t| t.to_millis().ok())
+        .and_then(|ms| u64::try_from(ms).ok())
 }
 
 fn crc(sum: u32) -> String {
@@ -277,6 +283,84 @@ pub(crate) async fn send_object(
             ObjectAnswer::Bytes {
                 bytes: bytes.to_vec(),
                 etag,
+            }
+        }
+        ObjectRequest::List {
+            bucket,
+            prefix,
+            after,
+        } => {
+            let date = DateSeen::default();
+            let out = client
+                .list_objects_v2()
+                .bucket(bucket)
+                .prefix(prefix)
+                .set_continuation_token(after)
+                .customize()
+                .interceptor(date.clone())
+                .send()
+                .await
+                .map_err(|e| failure_of(&e))?;
+            let objects = out
+                .contents()
+                .iter()
+                .filter_map(|o| {
+                    Some(Listed {
+                        key: o.key.clone()?,
+                        modified_ms: millis(o.last_modified.as_ref()),
+                    })
+                })
+                .collect();
+            let next = match out.is_truncated {
+                Some(true) => out.next_continuation_token.clone(),
+                _ => None,
+            };
+            ObjectAnswer::Listed {
+                objects,
+                next,
+                now_ms: date.get().map(|d| d.unix_ms),
+            }
+        }
+        ObjectRequest::ListUploads {
+            bucket,
+            prefix,
+            after,
+        } => {
+            let date = DateSeen::default();
+            let (key_marker, id_marker) = after.unzip();
+            let out = client
+                .list_multipart_uploads()
+                .bucket(bucket)
+                .prefix(prefix)
+                .set_key_marker(key_marker)
+                .set_upload_id_marker(id_marker)
+                .customize()
+                .interceptor(date.clone())
+                .send()
+                .await
+                .map_err(|e| failure_of(&e))?;
+            let uploads = out
+                .uploads()
+                .iter()
+                .filter_map(|u| {
+                    Some(Upload {
+                        key: u.key.clone()?,
+                        upload_id: u.upload_id.clone()?,
+                        initiated_ms: millis(u.initiated.as_ref()),
+                    })
+                })
+                .collect();
+            let next = match out.is_truncated {
+                Some(true) => out
+                    .next_key_marker
+                    .clone()
+                    .zip(out.next_upload_id_marker.clone()),
+                _ => None,
+            };
+            ObjectAnswer::Uploads {
+                uploads,
+                next,
+                now_ms: date.get().map(|d| d.unix_ms),
             }
         }
         ObjectRequest::Delete { object } => {

@@ -154,6 +154,7 @@ async fn an_overwrite_or_a_delete_removes_the_replaced_object_only() {
         .unwrap();
     assert!(deleted.existed);
     assert_eq!(deleted.chunks_left, 0);
+    assert!(deleted.object_deleted);
     assert!(keys_under(&table).await.is_empty());
 }
 
@@ -376,4 +377,115 @@ async fn a_failed_stream_leaves_no_object_and_no_upload() {
     .await
     .unwrap();
     assert!(found.is_none());
+}
+
+#[tokio::test]
+async fn gc_deletes_unreferenced_objects_and_stale_uploads_only() {
+    let layout = LayoutKind::ChunkTable;
+    let table = objects_table(layout).await;
+    let client = common::client();
+    let objects = table.objects.as_ref().unwrap();
+    let (s3c, store) = (&objects.client, &objects.store);
+    let put_raw = |key: String| async move {
+        s3c.put_object()
+            .bucket(&store.bucket)
+            .key(key)
+            .body(ByteStream::from(b"left behind".to_vec()))
+            .send()
+            .await
+            .unwrap();
+    };
+    // A live item, an item whose object a crashed writer left (a version
+    // never committed), a deleted item's object, a key not dynaslice's,
+    // and an object of a parent whose manifest cannot be read.
+    let live = parent(layout, "live");
+    let live_key = put_bytes(&table, &live, &common::noise(10, 100_000), true)
+        .await
+        .unwrap();
+    let crashed = store
+        .key_for(
+            &table.key,
+            &live,
+            dynaslice_core::VersionId::new(1_700_000_000_000, 1),
+        )
+        .unwrap();
+    put_raw(crashed.clone()).await;
+    let gone = store
+        .key_for(
+            &table.key,
+            &parent(layout, "gone"),
+            dynaslice_core::VersionId::new(1_700_000_000_000, 2),
+        )
+        .unwrap();
+    put_raw(gone.clone()).await;
+    let stranger = format!("{}notes.txt", store.prefix);
+    put_raw(stranger.clone()).await;
+    let damaged = parent(layout, "damaged");
+    let damaged_key = store
+        .key_for(
+            &table.key,
+            &damaged,
+            dynaslice_core::VersionId::new(1_700_000_000_000, 3),
+        )
+        .unwrap();
+    put_raw(damaged_key.clone()).await;
+    let mut raw = damaged.clone();
+    raw.insert(
+        MANIFEST_ATTRIBUTE.into(),
+        AttributeValue::S("not a manifest".into()),
+    );
+    client
+        .put_item()
+        .table_name(&table.table)
+        .set_item(Some(dynaslice_host::item_to_sdk(raw)))
+        .send()
+        .await
+        .unwrap();
+    // An upload a killed writer left open.
+    let open = store
+        .key_for(
+            &table.key,
+            &live,
+            dynaslice_core::VersionId::new(1_700_000_000_000, 4),
+        )
+        .unwrap();
+    s3c.create_multipart_upload()
+        .bucket(&store.bucket)
+        .key(&open)
+        .send()
+        .await
+        .unwrap();
+    // Within the grace period: nothing goes.
+    let young = dynaslice_host::gc_objects(&client, &table, &dynaslice_host::GcOptions::default())
+        .await
+        .unwrap();
+    assert_eq!((young.objects, young.referenced, young.young), (5, 1, 2));
+    assert_eq!((young.deleted, young.unreadable, young.foreign), (0, 1, 1));
+    assert_eq!(keys_under(&table).await.len(), 5);
+    // Past it (a grace of zero): the two orphans and the upload go.
+    let options = dynaslice_host::GcOptions {
+        grace: std::time::Duration::ZERO,
+        ..Default::default()
+    };
+    let report = dynaslice_host::gc_objects(&client, &table, &options)
+        .await
+        .unwrap();
+    assert_eq!(
+        (report.deleted, report.referenced, report.unreadable),
+        (2, 1, 1)
+    );
+    let mut left = vec![live_key, stranger, damaged_key];
+    left.sort();
+    assert_eq!(keys_under(&table).await, left);
+    assert_eq!(report.uploads_listed, s3::lists_uploads());
+    if report.uploads_listed {
+        assert_eq!(report.uploads_aborted, 1);
+        assert_eq!(s3::uploads(s3c, &store.prefix).await, 0);
+    }
+    // The live item still reads.
+    let path = common::fresh_temp_dir("objects-gc").join("live");
+    assert_eq!(
+        read_file(&table, &live, &path).await,
+        Ok(common::noise(10, 100_000))
+    );
 }

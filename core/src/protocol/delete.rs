@@ -25,6 +25,8 @@ pub struct DeleteOutcome {
     pub chunks_deleted: usize,
     /// Chunk deletes that failed (unreferenced now: `gc` removes them).
     pub chunks_left: usize,
+    /// The version's S3 object was deleted after the parent.
+    pub object_deleted: bool,
     /// Capacity units the store reported consuming.
     pub consumed: Consumed,
 }
@@ -39,6 +41,8 @@ enum Purpose {
     Check,
     /// A batch of chunk deletes, of this many requests.
     Chunks(usize),
+    /// The delete of the version's S3 object.
+    Object,
 }
 
 enum Phase {
@@ -57,6 +61,7 @@ pub struct DeleteMachine {
     existed: bool,
     chunks_deleted: usize,
     chunks_left: usize,
+    object_deleted: bool,
     phase: Phase,
     /// The stored version's S3 object, deleted after the parent.
     object: Option<super::request::ObjectKey>,
@@ -79,6 +84,7 @@ impl DeleteMachine {
             existed: false,
             chunks_deleted: 0,
             chunks_left: 0,
+            object_deleted: false,
             phase: Phase::Running,
             object: None,
         };
@@ -109,6 +115,7 @@ impl DeleteMachine {
             existed: self.existed,
             chunks_deleted: self.chunks_deleted,
             chunks_left: self.chunks_left,
+            object_deleted: self.object_deleted,
             consumed: self.flights.consumed,
         }
     }
@@ -140,6 +147,7 @@ impl DeleteMachine {
             // removed it; either way its chunks are to be deleted.
             Purpose::Check | Purpose::Delete => self.parent_deleted(),
             Purpose::Chunks(count) => self.chunks_deleted += count,
+            Purpose::Object => self.object_deleted = true,
         }
         Ok(())
     }
@@ -151,7 +159,7 @@ impl DeleteMachine {
         }
         if let Some(object) = self.object.take() {
             let delete = super::request::ObjectRequest::Delete { object };
-            self.chunks.add_object(delete, Purpose::Chunks(1));
+            self.chunks.add_object(delete, Purpose::Object);
         }
     }
 }
@@ -199,6 +207,8 @@ impl Machine for DeleteMachine {
                 self.chunks_left += count;
                 Ok(())
             }
+            // Unreferenced now: gc deletes it.
+            Some(Settled::Failed(Purpose::Object, _)) => Ok(()),
             Some(Settled::Failed(_, failed)) => Err(failed.error),
             None => Ok(()),
         };

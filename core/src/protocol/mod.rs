@@ -41,6 +41,7 @@ mod deletes;
 mod error;
 mod flights;
 mod gc;
+mod object_gc;
 mod pace;
 pub mod policy;
 mod put;
@@ -55,14 +56,16 @@ pub use delete::{DeleteMachine, DeleteOutcome};
 pub use error::ProtocolError;
 pub use flights::Consumed;
 pub use gc::{ANCHORS_PER_PAGE, GcMachine, GcOptions, GcReport};
+pub use object_gc::{ObjectGcMachine, ObjectGcReport};
 pub use pace::{Pace, Signal, rate_pause};
 pub use policy::RetryPolicy;
 pub use put::{PutMachine, PutOptions, PutOutcome, PutSource};
 pub use query::{Damaged, Position, QueryMachine, QueryOptions, QueryOutcome};
 pub use read::{GetOptions, ReadMachine, ReadOutcome, Sink};
 pub use request::{
-    Answer, Failure, FailureKind, ObjectAnswer, ObjectKey, ObjectRequest, Operation, PartDone,
-    Request, RequestId, Response, Send, StoreDate, THROTTLING_CODES, TRANSIENT_CODES,
+    Answer, Failure, FailureKind, Listed, ObjectAnswer, ObjectKey, ObjectRequest, Operation,
+    PartDone, Request, RequestId, Response, Send, StoreDate, THROTTLING_CODES, TRANSIENT_CODES,
+    Upload,
 };
 pub use update::{UpdateMachine, UpdateOptions, UpdateOutcome};
 

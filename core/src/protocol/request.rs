@@ -55,6 +55,10 @@ pub enum Operation {
     GetObject,
     /// S3 DeleteObject.
     DeleteObject,
+    /// S3 ListObjectsV2.
+    ListObjectsV2,
+    /// S3 ListMultipartUploads.
+    ListMultipartUploads,
 }
 
 impl Operation {
@@ -78,6 +82,8 @@ impl Operation {
             Self::HeadObject => "HeadObject",
             Self::GetObject => "GetObject",
             Self::DeleteObject => "DeleteObject",
+            Self::ListObjectsV2 => "ListObjectsV2",
+            Self::ListMultipartUploads => "ListMultipartUploads",
         }
     }
 
@@ -93,6 +99,8 @@ impl Operation {
                 | Self::HeadObject
                 | Self::GetObject
                 | Self::DeleteObject
+                | Self::ListObjectsV2
+                | Self::ListMultipartUploads
         )
     }
 
@@ -231,6 +239,44 @@ pub enum ObjectRequest {
         /// Which.
         object: ObjectKey,
     },
+    /// A page of ListObjectsV2 under `prefix`.
+    List {
+        /// The bucket.
+        bucket: String,
+        /// The prefix.
+        prefix: String,
+        /// The continuation token of the page before.
+        after: Option<String>,
+    },
+    /// A page of ListMultipartUploads under `prefix`.
+    ListUploads {
+        /// The bucket.
+        bucket: String,
+        /// The prefix.
+        prefix: String,
+        /// The key and upload id markers of the page before.
+        after: Option<(String, String)>,
+    },
+}
+
+/// An object a listing named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listed {
+    /// Its key.
+    pub key: String,
+    /// Its `LastModified`, in Unix milliseconds by S3's clock.
+    pub modified_ms: Option<u64>,
+}
+
+/// A multipart upload a listing named.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Upload {
+    /// Its key.
+    pub key: String,
+    /// Its id.
+    pub upload_id: String,
+    /// When it started, in Unix milliseconds by S3's clock.
+    pub initiated_ms: Option<u64>,
 }
 
 impl ObjectRequest {
@@ -245,6 +291,8 @@ impl ObjectRequest {
             Self::Head { .. } => Operation::HeadObject,
             Self::Get { .. } => Operation::GetObject,
             Self::Delete { .. } => Operation::DeleteObject,
+            Self::List { .. } => Operation::ListObjectsV2,
+            Self::ListUploads { .. } => Operation::ListMultipartUploads,
         }
     }
 }
@@ -284,6 +332,24 @@ pub enum ObjectAnswer {
     },
     /// A delete or an abort was done.
     Done,
+    /// A page of ListObjectsV2.
+    Listed {
+        /// Its objects.
+        objects: Vec<Listed>,
+        /// The continuation token of the next page (`None`: the last).
+        next: Option<String>,
+        /// The answer's `Date`, in Unix milliseconds: S3's clock now.
+        now_ms: Option<u64>,
+    },
+    /// A page of ListMultipartUploads.
+    Uploads {
+        /// Its uploads.
+        uploads: Vec<Upload>,
+        /// The markers of the next page (`None`: the last).
+        next: Option<(String, String)>,
+        /// The answer's `Date`, in Unix milliseconds: S3's clock now.
+        now_ms: Option<u64>,
+    },
 }
 
 impl Request {

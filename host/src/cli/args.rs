@@ -31,6 +31,35 @@ pub struct Cli {
         default_value = ".dynaslice/local.db"
     )]
     pub data: PathBuf,
+    /// Store payloads of --s3-threshold bytes and more (from a file or a pipe) as one S3
+    /// object each in this bucket, behind the item's manifest. Readers, rm and gc need
+    /// the same bucket and prefix. The S3 store is the embedded one (objects under
+    /// .dynaslice/s3, beside the embedded table data), --s3-endpoint, or Amazon S3
+    /// with --aws.
+    #[arg(
+        long,
+        global = true,
+        env = "DYNASLICE_S3_BUCKET",
+        value_name = "BUCKET"
+    )]
+    pub s3_bucket: Option<String>,
+    /// Every object key starts with this, then the table's name and '/'.
+    #[arg(
+        long,
+        global = true,
+        env = "DYNASLICE_S3_PREFIX",
+        default_value = "dynaslice/",
+        value_name = "PREFIX"
+    )]
+    pub s3_prefix: String,
+    /// An S3-compatible server, e.g. http://127.0.0.1:8333 (path-style).
+    #[arg(long, global = true, env = "DYNASLICE_S3_ENDPOINT", value_name = "URL")]
+    pub s3_endpoint: Option<String>,
+    /// Payloads of at least this many bytes go to S3; smaller ones stay in DynamoDB.
+    /// The default, 1 MiB, is where S3's requests cost under a hundredth of DynamoDB's
+    /// write units (docs/FORMAT.md, "Objects").
+    #[arg(long, global = true, value_name = "BYTES", default_value_t = dynaslice_core::object::DEFAULT_OFFLOAD_BYTES)]
+    pub s3_threshold: u64,
     /// Output format: text for people, json for scripts.
     #[arg(long, global = true, value_enum, default_value_t = Output::Text)]
     pub output: Output,

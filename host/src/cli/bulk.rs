@@ -13,9 +13,7 @@ use std::time::{Duration, Instant};
 use aws_sdk_dynamodb::Client;
 use dynaslice_core::Item;
 use dynaslice_host::json::{item_from_json, item_from_plain_json, item_to_json};
-use dynaslice_host::{
-    ExportMark, HostError, ManyOptions, ManyReport, Progress, QueryOptions, TableConfig,
-};
+use dynaslice_host::{ExportMark, HostError, ManyOptions, ManyReport, Progress, QueryOptions};
 use serde_json::json;
 use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 
@@ -147,7 +145,7 @@ fn item_of(line: &[u8], format: LineFormat) -> Result<Item, HostError> {
 }
 
 pub async fn import(client: &Client, args: &ImportArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table.table).await?;
+    let table = super::discover(client, &args.table.table).await?;
     let file = match (&args.file, &args.folder) {
         (_, Some(folder)) => {
             return super::import_folder::import(client, &table, args, folder, json).await;
@@ -339,7 +337,7 @@ fn read_export_checkpoint(path: &Path, table: &str) -> Result<ExportMark, HostEr
 }
 
 pub async fn export(client: &Client, args: &ExportArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table.table).await?;
+    let table = super::discover(client, &args.table.table).await?;
     let options = QueryOptions {
         concurrency: args.concurrency.max(1),
         max_units_per_second: rate::units(client, &table, args.rate_limit, Spends::Reads).await?,

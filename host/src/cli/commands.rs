@@ -133,7 +133,7 @@ fn precondition(command: &PutCommand) -> Result<Option<Precondition>, HostError>
 
 pub async fn put(client: &Client, command: &PutCommand, json: bool) -> Result<ExitCode, HostError> {
     let args = &command.put;
-    let table = TableConfig::discover(client, &args.table).await?;
+    let table = super::discover(client, &args.table).await?;
     if let Some(warning) = table.ttl_warning() {
         eprintln!("dynaslice: warning: {warning}");
     }
@@ -198,7 +198,7 @@ pub async fn put(client: &Client, command: &PutCommand, json: bool) -> Result<Ex
 }
 
 pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table).await?;
+    let table = super::discover(client, &args.table).await?;
     let key = key_from_args(&args.key, &table.key)?;
     let options = put_options(args)?;
     let item = match (&args.file, &args.json) {
@@ -353,7 +353,7 @@ fn update_instead(
 }
 
 pub async fn get(client: &Client, args: &GetArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.item.table).await?;
+    let table = super::discover(client, &args.item.table).await?;
     let key = key_from_args(&args.item.key, &table.key)?;
     let mut options = GetOptions::default();
     if let Some(max) = args.max_size {
@@ -435,7 +435,7 @@ pub(super) fn not_found(
 }
 
 pub async fn rm(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table).await?;
+    let table = super::discover(client, &args.table).await?;
     let key = key_from_args(&args.key, &table.key)?;
     let options = PutOptions::default();
     let outcome = dynaslice_host::delete(client, &table, &key, &options).await?;
@@ -445,8 +445,13 @@ pub async fn rm(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode,
     if json {
         print_json(&outcome.to_json(&key));
     } else {
+        let object = if outcome.object_deleted {
+            " and its S3 object"
+        } else {
+            ""
+        };
         println!(
-            "deleted {} and {} chunks",
+            "deleted {} and {} chunks{object}",
             key_text(&table.key, &key),
             outcome.chunks_deleted
         );
@@ -455,7 +460,7 @@ pub async fn rm(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode,
 }
 
 pub async fn ls(client: &Client, args: &TableArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table).await?;
+    let table = super::discover(client, &args.table).await?;
     let items = dynaslice_host::list(client, &table).await?;
     if json {
         let rows: Vec<_> = items
@@ -481,7 +486,7 @@ pub async fn ls(client: &Client, args: &TableArgs, json: bool) -> Result<ExitCod
 }
 
 pub async fn inspect(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table).await?;
+    let table = super::discover(client, &args.table).await?;
     let key = key_from_args(&args.key, &table.key)?;
     let Some(found) = dynaslice_host::inspect(client, &table, &key).await? else {
         return not_found(&key, &table, json);
@@ -568,7 +573,7 @@ pub async fn create(client: &Client, args: &CreateArgs, json: bool) -> Result<Ex
 }
 
 pub async fn anchors(client: &Client, args: &TableArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table).await?;
+    let table = super::discover(client, &args.table).await?;
     let added = dynaslice_host::add_anchors(client, &table).await?;
     if json {
         print_json(
@@ -595,7 +600,7 @@ pub async fn serve(client: &Client, args: &ServeArgs) -> Result<ExitCode, HostEr
     }
     let mut tables = std::collections::BTreeMap::new();
     for name in &args.tables {
-        let table = match TableConfig::discover(client, name).await {
+        let table = match super::discover(client, name).await {
             Ok(table) => table,
             Err(e) if e.code() == Code::TableNotFound => {
                 let table = TableConfig::new(

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_host::json::item_to_json;
-use dynaslice_host::{GcOptions, GcPage, HostError, TableConfig};
+use dynaslice_host::{GcOptions, GcPage, HostError};
 use serde_json::json;
 
 use super::args::GcArgs;
@@ -43,7 +43,7 @@ pub(super) async fn estimated_items(client: &Client, table_name: &str, index: Op
 }
 
 pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table.table).await?;
+    let table = super::discover(client, &args.table.table).await?;
     let anchors = table.anchors.clone().filter(|_| !args.scan);
     let sweep = &args.sweep;
     let scans = source(&anchors);
@@ -108,8 +108,18 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
     if let Some(path) = &sweep.cursor {
         let _ = std::fs::remove_file(path);
     }
+    let objects = match &table.objects {
+        Some(_) => Some(dynaslice_host::gc_objects(client, &table, &options).await?),
+        None => None,
+    };
     if json {
         print_json(&json!({
+            "objects": objects.as_ref().map(|o| json!({
+                "listed": o.objects, "referenced": o.referenced, "kept": o.kept,
+                "young": o.young, "deleted": o.deleted, "unreadable": o.unreadable,
+                "foreign": o.foreign, "uploadsAborted": o.uploads_aborted,
+                "uploadsYoung": o.uploads_young, "uploadsListed": o.uploads_listed,
+            })),
             "scanned": unit,
             "chunks": report.chunks, "referenced": report.referenced,
             "kept": report.kept, "young": report.young, "deleted": report.deleted,
@@ -138,6 +148,25 @@ pub async fn gc(client: &Client, args: &GcArgs, json: bool) -> Result<ExitCode, 
             humantime::format_duration(args.grace),
             report.deleted
         );
+        if let Some(o) = &objects {
+            println!(
+                "{} S3 objects: {} referenced, {} of kept versions, {} unreferenced but younger \
+                 than {}, {verb} {}; {} of unreadable parents kept, {} keys not dynaslice's left \
+                 alone; multipart uploads: {}",
+                o.objects,
+                o.referenced,
+                o.kept,
+                o.young,
+                humantime::format_duration(args.grace),
+                o.deleted,
+                o.unreadable,
+                o.foreign,
+                match o.uploads_listed {
+                    true => format!("{verb} {}, {} younger", o.uploads_aborted, o.uploads_young),
+                    false => "this server does not list them".to_string(),
+                }
+            );
+        }
         for (key, why) in &report.unreadable_parents {
             eprintln!(
                 "dynaslice: kept every chunk of {}: its manifest cannot be read: {why}",

@@ -8,7 +8,7 @@ use aws_sdk_dynamodb::Client;
 use dynaslice_core::VersionId;
 use dynaslice_core::history::Retention;
 use dynaslice_host::json::{item_to_json, key_from_args, key_text};
-use dynaslice_host::{HostError, Listed, OutcomeJson, PutOptions, TableConfig};
+use dynaslice_host::{HostError, Listed, OutcomeJson, PutOptions};
 use serde_json::json;
 
 use super::args::{HistoryArgs, KeyArgs, RestoreArgs};
@@ -57,7 +57,7 @@ fn version_json(v: &Listed) -> serde_json::Value {
 }
 
 pub async fn versions(client: &Client, args: &KeyArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table).await?;
+    let table = super::discover(client, &args.table).await?;
     let key = key_from_args(&args.key, &table.key)?;
     let Some(listed) = dynaslice_host::versions(client, &table, &key).await? else {
         return not_found(&key, &table, json);
@@ -122,7 +122,7 @@ pub async fn restore(
     args: &RestoreArgs,
     json: bool,
 ) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.item.table).await?;
+    let table = super::discover(client, &args.item.table).await?;
     let key = key_from_args(&args.item.key, &table.key)?;
     let version = version_arg(&args.version)?;
     let options = PutOptions {

@@ -16,7 +16,7 @@ mod verify;
 use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
-use dynaslice_host::{EmbeddedStore, HostError, aws_client, local_client};
+use dynaslice_host::{EmbeddedStore, HostError, TableConfig, aws_client, local_client};
 
 use args::{Cli, Command, TablesCommand};
 
@@ -106,10 +106,66 @@ async fn connect(cli: &Cli) -> Result<Client, HostError> {
     Ok(EmbeddedStore::open(Some(&cli.data))?.client())
 }
 
+/// The S3 store payloads go to, as the command line names it.
+struct S3Settings {
+    client: aws_sdk_s3::Client,
+    bucket: String,
+    prefix: String,
+    threshold: u64,
+}
+
+static S3: std::sync::OnceLock<S3Settings> = std::sync::OnceLock::new();
+
+/// The S3 client for `--s3-bucket`: `--s3-endpoint`, Amazon S3 with
+/// `--aws`, or the embedded store beside the embedded table data. A local
+/// server's bucket is made when missing.
+async fn connect_s3(cli: &Cli) -> Result<(), HostError> {
+    let Some(bucket) = &cli.s3_bucket else {
+        return Ok(());
+    };
+    let client = match (&cli.s3_endpoint, cli.aws) {
+        (Some(url), _) => dynaslice_host::local_s3_client(url),
+        (None, true) => dynaslice_host::aws_s3_client().await,
+        (None, false) => {
+            let folder = cli.data.parent().unwrap_or(std::path::Path::new("."));
+            dynaslice_host::EmbeddedS3::open(&folder.join("s3"))?.client()
+        }
+    };
+    if !cli.aws || cli.s3_endpoint.is_some() {
+        dynaslice_host::ensure_bucket(&client, bucket).await?;
+    }
+    let settings = S3Settings {
+        client,
+        bucket: bucket.clone(),
+        prefix: cli.s3_prefix.clone(),
+        threshold: cli.s3_threshold,
+    };
+    let _ = S3.set(settings);
+    Ok(())
+}
+
+/// `table` as the server describes it, with the command line's S3 store
+/// (its prefix then the table's name and `/`).
+pub(crate) async fn discover(client: &Client, table: &str) -> Result<TableConfig, HostError> {
+    let mut config = TableConfig::discover(client, table).await?;
+    if let Some(s3) = S3.get() {
+        let store = dynaslice_core::object::ObjectStore {
+            threshold: s3.threshold,
+            ..dynaslice_core::object::ObjectStore::new(
+                s3.bucket.clone(),
+                format!("{}{table}/", s3.prefix),
+            )
+        };
+        config.objects = Some(dynaslice_host::Objects::new(store, s3.client.clone())?);
+    }
+    Ok(config)
+}
+
 /// Runs the command; `Ok` carries the exit code (1 for "not found").
 pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
     let json = wants_json(&cli);
     let client = &connect(&cli).await?;
+    connect_s3(&cli).await?;
     match &cli.command {
         Command::Put(a) => commands::put(client, a, json).await,
         Command::Estimate(a) => commands::estimate(client, a, json).await,

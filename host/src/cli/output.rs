@@ -114,6 +114,8 @@ pub fn manifest_text(manifest: &Manifest) -> String {
     let chunks = manifest.total_chunks();
     let mut place = if manifest.inline.is_some() {
         "inline on the parent".to_string()
+    } else if let Some(object) = &manifest.object {
+        format!("in S3 at {}", object.describe())
     } else {
         format!("{} chunk{}", chunks, if chunks == 1 { "" } else { "s" })
     };

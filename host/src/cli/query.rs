@@ -6,14 +6,14 @@ use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_host::json::item_to_json;
-use dynaslice_host::{HostError, Query, QueryOptions, TableConfig};
+use dynaslice_host::{HostError, Query, QueryOptions};
 use serde_json::json;
 
 use super::args::QueryArgs;
 use super::commands::json_attributes;
 
 pub async fn query(client: &Client, args: &QueryArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table.table).await?;
+    let table = super::discover(client, &args.table.table).await?;
     let names = match &args.names {
         Some(text) => serde_json::from_str(text).map_err(|e| {
             HostError::Input(format!("--names must be a JSON object of strings: {e}"))

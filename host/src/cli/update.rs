@@ -4,9 +4,7 @@ use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_host::json::{key_from_args, key_text};
-use dynaslice_host::{
-    Changes, HostError, OutcomeJson, PutOptions, TableConfig, UpdateOptions, UpdateSteps,
-};
+use dynaslice_host::{Changes, HostError, OutcomeJson, PutOptions, UpdateOptions, UpdateSteps};
 use serde_json::json;
 
 use super::args::{ReindexArgs, UpdateArgs};
@@ -14,7 +12,7 @@ use super::commands::json_attributes;
 use super::output::{Bar, manifest_text, print_json};
 
 pub async fn update(client: &Client, args: &UpdateArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.item.table).await?;
+    let table = super::discover(client, &args.item.table).await?;
     let key = key_from_args(&args.item.key, &table.key)?;
     let changes = Changes {
         set: match &args.set {
@@ -75,7 +73,7 @@ pub async fn reindex(
     args: &ReindexArgs,
     json: bool,
 ) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table.table).await?;
+    let table = super::discover(client, &args.table.table).await?;
     let options = UpdateOptions {
         dry_run: args.dry_run,
         ..UpdateOptions::default()

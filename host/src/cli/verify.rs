@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use aws_sdk_dynamodb::Client;
 use dynaslice_host::json::{item_to_json, key_text};
-use dynaslice_host::{HostError, Position, QueryOptions, Segments, TableConfig, VerifyPage};
+use dynaslice_host::{HostError, Position, QueryOptions, Segments, VerifyPage};
 use serde_json::json;
 
 use super::args::VerifyArgs;
@@ -20,7 +20,7 @@ use super::rate::{self, Spends};
 const SCANS: &str = "items";
 
 pub async fn verify(client: &Client, args: &VerifyArgs, json: bool) -> Result<ExitCode, HostError> {
-    let table = TableConfig::discover(client, &args.table.table).await?;
+    let table = super::discover(client, &args.table.table).await?;
     let sweep = &args.sweep;
     let mut cursor = match &sweep.cursor {
         Some(path) => cursor::read(

@@ -20,7 +20,7 @@ use crate::error::HostError;
 use crate::progress::Progress;
 
 pub(crate) use admin::{admin_error, with_retries};
-pub(crate) use send::{failure_of, local_ms};
+pub(crate) use send::{DateSeen, failure_of, local_ms};
 
 /// What a machine is started with: this machine's clock, random bits.
 pub(crate) fn env() -> Env {

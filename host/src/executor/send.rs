@@ -532,10 +532,10 @@ async fn query_page(client: &Client, query: Query, date: &DateSeen) -> Sent {
 /// The `Date` header of a request's answer, read as the answer arrives (the
 /// store's clock, which version ids are stamped and judged by).
 #[derive(Clone, Debug, Default)]
-struct DateSeen(Arc<Mutex<Option<StoreDate>>>);
+pub(crate) struct DateSeen(Arc<Mutex<Option<StoreDate>>>);
 
 impl DateSeen {
-    fn get(&self) -> Option<StoreDate> {
+    pub(crate) fn get(&self) -> Option<StoreDate> {
         *self.0.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

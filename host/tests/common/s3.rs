@@ -26,6 +26,11 @@ fn embedded() -> aws_sdk_s3::Client {
         .client()
 }
 
+/// True when the server lists multipart uploads (the embedded one does not).
+pub fn lists_uploads() -> bool {
+    seaweed()
+}
+
 fn seaweed() -> bool {
     std::env::var("DYNASLICE_TEST_S3").as_deref() == Ok("seaweedfs")
 }
