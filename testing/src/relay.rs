@@ -355,6 +355,29 @@ pub fn error_answer(status: u16, error_type: &str, message: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// An answer in S3's error shape: an XML `Error` with its `Code` and `Message`.
+pub fn s3_error_answer(status: u16, code: &str, message: &str) -> Vec<u8> {
+    let reason = match status {
+        500 => "Internal Server Error",
+        503 => "Slow Down",
+        _ => "Error",
+    };
+    let body = format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+         <Error><Code>{code}</Code><Message>{message}</Message>\
+         <RequestId>loopback-proxy</RequestId></Error>"
+    );
+    format!(
+        "HTTP/1.1 {status} {reason}\r\n\
+         Content-Type: application/xml\r\n\
+         Content-Length: {}\r\n\
+         \r\n\
+         {body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
 /// Whether a raw answer's head says `Connection: close`.
 pub fn closes_connection(answer: &[u8]) -> bool {
     let head_end = find(answer, b"\r\n\r\n", 0).unwrap_or(answer.len());
