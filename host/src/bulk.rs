@@ -244,7 +244,7 @@ async fn export_into(
         ..options.clone()
     };
     let mut machine = QueryMachine::new(table.core(), scan, options, env());
-    let mut driver = Driver::new(client, &());
+    let mut driver = Driver::for_table(client, table, &());
     progress.start(0);
     progress.advance(written);
     loop {

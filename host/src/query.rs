@@ -167,7 +167,7 @@ async fn run(
     mut at: impl FnMut(Position<'_>, u64),
 ) -> Result<QueryOutcome, HostError> {
     let mut machine = QueryMachine::new(table.core(), query, options.clone(), env());
-    let mut driver = Driver::new(client, &());
+    let mut driver = Driver::for_table(client, table, &());
     let mut checked = 0;
     loop {
         match driver.run(&mut machine).await {

@@ -33,7 +33,9 @@ pub async fn update(
     progress: &dyn Progress,
 ) -> Result<UpdateOutcome, HostError> {
     let mut machine = UpdateMachine::new(key, changes, table.core(), options.clone(), env());
-    Driver::new(client, progress).finish(&mut machine).await
+    Driver::for_table(client, table, progress)
+        .finish(&mut machine)
+        .await
 }
 
 /// What [`reindex`] did.

@@ -7,15 +7,12 @@
 
 mod common;
 
-use std::path::Path;
-
 use aws_sdk_s3::primitives::ByteStream;
 use dynaslice_core::manifest::MANIFEST_ATTRIBUTE;
 use dynaslice_core::object::{MIN_PART_BYTES, ObjectStore};
 use dynaslice_core::{AttributeValue, Code, Item};
 use dynaslice_host::{
-    GetOptions, LayoutKind, Objects, PutOptions, TableConfig, delete, get, get_file, put,
-    put_reader,
+    GetOptions, LayoutKind, Objects, PutOptions, TableConfig, delete, get, put, put_reader,
 };
 
 use common::s3;
@@ -57,16 +54,6 @@ async fn put_bytes(table: &TableConfig, item: &Item, bytes: &[u8], known: bool) 
     outcome.manifest.and_then(|m| m.object).map(|o| o.key)
 }
 
-async fn read_file(table: &TableConfig, key: &Item, path: &Path) -> Result<Vec<u8>, Code> {
-    let client = common::client();
-    let options = GetOptions::default();
-    match get_file(&client, table, key, "data", path, &options, &()).await {
-        Ok(Some(_)) => Ok(std::fs::read(path).unwrap()),
-        Ok(None) => Err(Code::NotFound),
-        Err(e) => Err(e.code()),
-    }
-}
-
 async fn keys_under(table: &TableConfig) -> Vec<String> {
     let objects = table.objects.as_ref().unwrap();
     s3::keys(&objects.client, &objects.store.prefix).await
@@ -92,21 +79,12 @@ async fn payloads_of_every_size_round_trip_through_s3() {
             assert_eq!(object.is_some(), in_s3, "{id}: in S3");
             let path = dir.join(id);
             assert_eq!(
-                read_file(&table, &item, &path).await,
+                s3::read_file(&table, &item, &path).await,
                 Ok(bytes.clone()),
                 "{id}"
             );
             // The whole item, its other attributes with it.
-            let fetched = get(
-                &common::client(),
-                &table,
-                &item,
-                &GetOptions::default(),
-                &(),
-            )
-            .await
-            .unwrap()
-            .unwrap();
+            let fetched = s3::fetch(&table, &item).await;
             assert_eq!(fetched.item["data"], AttributeValue::B(bytes));
             assert_eq!(fetched.item["title"], item["title"]);
             if let Some(key) = object {
@@ -243,7 +221,7 @@ async fn a_manifest_naming_another_object_is_refused_and_that_object_kept() {
         .await;
         let path = dir.join("attacker");
         assert_eq!(
-            read_file(&table, &attacker, &path).await,
+            s3::read_file(&table, &attacker, &path).await,
             Err(code),
             "{key}"
         );
@@ -267,7 +245,10 @@ async fn a_manifest_naming_another_object_is_refused_and_that_object_kept() {
         "the object outside the prefix stays"
     );
     let path = dir.join("victim");
-    assert_eq!(read_file(&table, &victim, &path).await, Ok(victim_bytes));
+    assert_eq!(
+        s3::read_file(&table, &victim, &path).await,
+        Ok(victim_bytes)
+    );
 }
 
 #[tokio::test]
@@ -298,22 +279,35 @@ async fn a_changed_or_damaged_object_is_a_typed_error() {
             out.e_tag.unwrap()
         }
     };
+    // verify reads it whole: nothing damaged.
+    let verify = |table: TableConfig| async move {
+        let mut damaged = Vec::new();
+        let options = dynaslice_host::QueryOptions::default();
+        let outcome = dynaslice_host::verify(&common::client(), &table, &options, |d| {
+            damaged.push(d.error.code())
+        })
+        .await
+        .unwrap();
+        (outcome.virtual_items, damaged)
+    };
+    assert_eq!(verify(table.clone()).await, (1, vec![]));
     // Overwritten outside dynaslice: its ETag changed.
     let mut flipped = stored.clone();
     flipped[1000] ^= 1;
     replace(flipped.clone()).await;
     let path = dir.join("doc");
     assert_eq!(
-        read_file(&table, &item, &path).await,
+        s3::read_file(&table, &item, &path).await,
         Err(Code::ObjectMissing)
     );
+    assert_eq!(verify(table.clone()).await, (0, vec![Code::ObjectMissing]));
     // The manifest names the new ETag too: the digest catches the flip.
     let etag = replace(flipped).await;
     tamper(&table, &item, |o| {
         o.insert("e".into(), AttributeValue::S(etag.clone()));
     })
     .await;
-    let error = read_file(&table, &item, &path).await.unwrap_err();
+    let error = s3::read_file(&table, &item, &path).await.unwrap_err();
     assert!(
         matches!(error, Code::DigestMismatch | Code::FrameMismatch),
         "{error:?}"
@@ -325,7 +319,7 @@ async fn a_changed_or_damaged_object_is_a_typed_error() {
     })
     .await;
     assert_eq!(
-        read_file(&table, &item, &path).await,
+        s3::read_file(&table, &item, &path).await,
         Err(Code::ObjectLengthMismatch)
     );
     // Gone.
@@ -338,7 +332,7 @@ async fn a_changed_or_damaged_object_is_a_typed_error() {
         .await
         .unwrap();
     assert_eq!(
-        read_file(&table, &item, &path).await,
+        s3::read_file(&table, &item, &path).await,
         Err(Code::ObjectMissing)
     );
     assert!(!path.exists());
@@ -485,7 +479,7 @@ async fn gc_deletes_unreferenced_objects_and_stale_uploads_only() {
     // The live item still reads.
     let path = common::fresh_temp_dir("objects-gc").join("live");
     assert_eq!(
-        read_file(&table, &live, &path).await,
+        s3::read_file(&table, &live, &path).await,
         Ok(common::noise(10, 100_000))
     );
 }
@@ -538,7 +532,7 @@ async fn racing_writers_readers_and_gc_never_tear_or_lose_a_version() {
             tokio::spawn(async move {
                 let mut seen = Vec::new();
                 while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                    match read_file(&table, &item, &path).await {
+                    match s3::read_file(&table, &item, &path).await {
                         Ok(bytes) => seen.push(label_of(&bytes).expect("a whole version")),
                         Err(Code::NotFound) => {}
                         // Overtaken by more overwrites than its re-reads.
@@ -584,19 +578,15 @@ async fn racing_writers_readers_and_gc_never_tear_or_lose_a_version() {
     assert!(reads > 0);
     assert!(collector.await.unwrap() > 0);
     // The last version reads whole, and its object is the only one left.
-    let last = label_of(&read_file(&table, &item, &dir.join("last")).await.unwrap()).unwrap();
+    let last = label_of(
+        &s3::read_file(&table, &item, &dir.join("last"))
+            .await
+            .unwrap(),
+    )
+    .unwrap();
     assert!(committed.contains(&last));
     let objects = table.objects.as_ref().unwrap();
-    let stored = dynaslice_host::get(
-        &common::client(),
-        &table,
-        &item,
-        &GetOptions::default(),
-        &(),
-    )
-    .await
-    .unwrap()
-    .unwrap();
+    let stored = s3::fetch(&table, &item).await;
     let current = stored.manifest.unwrap().object.unwrap().key;
     assert_eq!(keys_under(&table).await, vec![current.clone()]);
 
@@ -636,7 +626,11 @@ async fn racing_writers_readers_and_gc_never_tear_or_lose_a_version() {
         }
     }
     assert_eq!(winners.len(), 1, "one writer wins");
-    let read = label_of(&read_file(&table, &item, &dir.join("locked")).await.unwrap());
+    let read = label_of(
+        &s3::read_file(&table, &item, &dir.join("locked"))
+            .await
+            .unwrap(),
+    );
     assert_eq!(read, Some(winners[0]));
     assert_eq!(
         keys_under(&table).await.len(),
@@ -657,9 +651,5 @@ async fn racing_writers_readers_and_gc_never_tear_or_lose_a_version() {
 
 /// The version an item is stored at.
 async fn version_of(table: &TableConfig, item: &Item) -> dynaslice_core::VersionId {
-    let stored = get(&common::client(), table, item, &GetOptions::default(), &())
-        .await
-        .unwrap()
-        .unwrap();
-    stored.manifest.unwrap().version
+    s3::fetch(table, item).await.manifest.unwrap().version
 }

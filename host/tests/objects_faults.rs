@@ -7,6 +7,8 @@
 
 mod common;
 
+use common::s3;
+
 use std::net::SocketAddr;
 use std::process::Command;
 use std::sync::OnceLock;
@@ -15,8 +17,8 @@ use std::time::{Duration, Instant};
 use dynaslice_core::object::{MIN_PART_BYTES, ObjectStore};
 use dynaslice_core::{AttributeValue, Code, Item};
 use dynaslice_host::{
-    GcOptions, GetOptions, LayoutKind, Objects, PutOptions, TableConfig, gc_objects, get_file,
-    local_s3_client, put_reader,
+    GcOptions, LayoutKind, Objects, PutOptions, TableConfig, gc_objects, local_s3_client,
+    put_reader,
 };
 use dynaslice_testing::fault_proxy::{self, FaultKind, Faults};
 use dynaslice_testing::seaweedfs::{self, SeaweedFs};
@@ -31,8 +33,6 @@ fn upstream() -> SocketAddr {
     endpoint.trim_start_matches("http://").parse().unwrap()
 }
 
-const BUCKET: &str = "dynaslice-faults";
-
 /// A fresh table whose payloads of 64 KiB and more go to S3 through `s3`
 /// under `prefix`, in parts of 5 MiB.
 async fn table_through(s3: aws_sdk_s3::Client, prefix: String) -> TableConfig {
@@ -41,47 +41,10 @@ async fn table_through(s3: aws_sdk_s3::Client, prefix: String) -> TableConfig {
     let store = ObjectStore {
         threshold: 64 << 10,
         part_bytes: MIN_PART_BYTES,
-        ..ObjectStore::new(BUCKET, prefix)
+        ..ObjectStore::new(s3::bucket(), prefix)
     };
     table.objects = Some(Objects::new(store, s3).unwrap());
     table
-}
-
-async fn read(table: &TableConfig, key: &Item, path: &std::path::Path) -> Result<Vec<u8>, Code> {
-    let options = GetOptions::default();
-    match get_file(&common::client(), table, key, "data", path, &options, &()).await {
-        Ok(Some(_)) => Ok(std::fs::read(path).unwrap()),
-        Ok(None) => Err(Code::NotFound),
-        Err(e) => Err(e.code()),
-    }
-}
-
-async fn keys(s3: &aws_sdk_s3::Client, prefix: &str) -> Vec<String> {
-    let out = s3
-        .list_objects_v2()
-        .bucket(BUCKET)
-        .prefix(prefix)
-        .send()
-        .await
-        .unwrap();
-    let mut keys: Vec<String> = out
-        .contents()
-        .iter()
-        .filter_map(|o| o.key.clone())
-        .collect();
-    keys.sort();
-    keys
-}
-
-async fn uploads(s3: &aws_sdk_s3::Client, prefix: &str) -> usize {
-    let out = s3
-        .list_multipart_uploads()
-        .bucket(BUCKET)
-        .prefix(prefix)
-        .send()
-        .await
-        .unwrap();
-    out.uploads().len()
 }
 
 fn key(id: &str) -> Item {
@@ -91,7 +54,7 @@ fn key(id: &str) -> Item {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn slowdowns_errors_and_dropped_connections_lose_nothing() {
     let direct = local_s3_client(&server().s3_endpoint);
-    dynaslice_host::ensure_bucket(&direct, BUCKET)
+    dynaslice_host::ensure_bucket(&direct, &s3::bucket())
         .await
         .unwrap();
     let proxy = fault_proxy::start_s3(
@@ -159,11 +122,11 @@ async fn slowdowns_errors_and_dropped_connections_lose_nothing() {
             // What reads is the last write that succeeded, faults and all.
             let path = dir.join(format!("{i}-{round}"));
             let expected = last.clone().ok_or(Code::NotFound);
-            let mut got = read(&table, &item, &path).await;
+            let mut got = s3::read_file(&table, &item, &path).await;
             // A read may give up under faults; one more try without them.
             if matches!(got, Err(Code::S3Error | Code::ConnectionFailed)) {
                 proxy.set_enabled(false);
-                got = read(&table, &item, &path).await;
+                got = s3::read_file(&table, &item, &path).await;
                 proxy.set_enabled(true);
             }
             assert_eq!(got, expected, "item {i} round {round}");
@@ -188,25 +151,25 @@ async fn slowdowns_errors_and_dropped_connections_lose_nothing() {
         .await
         .unwrap();
     assert_eq!(report.referenced, stored.len(), "{report:?}");
-    assert_eq!(keys(&direct, &prefix).await.len(), stored.len());
-    assert_eq!(uploads(&direct, &prefix).await, 0);
+    assert_eq!(s3::keys(&direct, &prefix).await.len(), stored.len());
+    assert_eq!(s3::uploads(&direct, &prefix).await, 0);
     for (i, (item, bytes)) in stored.iter().enumerate() {
         let path = dir.join(format!("final-{i}"));
-        assert_eq!(read(&table, item, &path).await.as_ref(), Ok(bytes));
+        assert_eq!(s3::read_file(&table, item, &path).await.as_ref(), Ok(bytes));
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cli_killed_mid_upload_leaves_the_old_version_and_gc_cleans_up() {
     let direct = local_s3_client(&server().s3_endpoint);
-    dynaslice_host::ensure_bucket(&direct, BUCKET)
+    dynaslice_host::ensure_bucket(&direct, &s3::bucket())
         .await
         .unwrap();
     let cli_prefix = format!("kill-{}/", std::process::id());
     let client = common::client();
     let mut table = common::fresh_table(&client, "killed", LayoutKind::ChunkTable).await;
     let prefix = format!("{cli_prefix}{}/", table.table);
-    let store = ObjectStore::new(BUCKET, prefix.clone());
+    let store = ObjectStore::new(s3::bucket(), prefix.clone());
     table.objects = Some(Objects::new(store, direct.clone()).unwrap());
     let dir = common::fresh_temp_dir("objects-kill");
     let item = key("video");
@@ -225,7 +188,7 @@ async fn a_cli_killed_mid_upload_leaves_the_old_version_and_gc_cleans_up() {
             .arg("--file")
             .arg(file)
             .args(["--endpoint", common::endpoint()])
-            .args(["--s3-bucket", BUCKET, "--s3-prefix", &cli_prefix])
+            .args(["--s3-bucket", &s3::bucket(), "--s3-prefix", &cli_prefix])
             .args(["--s3-endpoint", &server().s3_endpoint]);
         command
     };
@@ -245,7 +208,7 @@ async fn a_cli_killed_mid_upload_leaves_the_old_version_and_gc_cleans_up() {
         .spawn()
         .unwrap();
     let start = Instant::now();
-    while uploads(&direct, &prefix).await == 0 {
+    while s3::uploads(&direct, &prefix).await == 0 {
         assert!(child.try_wait().unwrap().is_none(), "the put ended first");
         assert!(
             start.elapsed() < Duration::from_secs(120),
@@ -257,11 +220,11 @@ async fn a_cli_killed_mid_upload_leaves_the_old_version_and_gc_cleans_up() {
     child.wait().unwrap();
     // The old version reads whole; the killed write left an open upload.
     assert_eq!(
-        read(&table, &item, &dir.join("read.bin")).await,
+        s3::read_file(&table, &item, &dir.join("read.bin")).await,
         Ok(old.clone())
     );
-    assert_eq!(uploads(&direct, &prefix).await, 1);
-    let old_key = keys(&direct, &prefix).await;
+    assert_eq!(s3::uploads(&direct, &prefix).await, 1);
+    let old_key = s3::keys(&direct, &prefix).await;
     assert_eq!(old_key.len(), 1);
     let options = GcOptions {
         grace: Duration::ZERO,
@@ -273,8 +236,8 @@ async fn a_cli_killed_mid_upload_leaves_the_old_version_and_gc_cleans_up() {
         (1, 1),
         "{report:?}"
     );
-    assert_eq!(uploads(&direct, &prefix).await, 0);
-    assert_eq!(keys(&direct, &prefix).await, old_key);
+    assert_eq!(s3::uploads(&direct, &prefix).await, 0);
+    assert_eq!(s3::keys(&direct, &prefix).await, old_key);
     let mut stored = client
         .get_item()
         .table_name(&table.table)

@@ -175,6 +175,27 @@ struct Shared {
     counters: Counters,
     /// Answer faults as S3 does (XML errors; throttling is 503 `SlowDown`).
     s3: bool,
+    /// The latency added to every request ([`FaultProxy::set_latency`]).
+    latency: Mutex<Option<Latency>>,
+    /// Requests by HTTP method.
+    methods: Mutex<std::collections::BTreeMap<String, u64>>,
+}
+
+/// A service's latency, added to every request a proxy relays: `base`
+/// before it is forwarded (the first byte's wait), and its bodies' bytes
+/// at `bytes_per_second` (one connection's bandwidth) each way.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Latency {
+    /// Added to every request.
+    pub base: std::time::Duration,
+    /// Bytes per second of each request's and each answer's body.
+    pub bytes_per_second: f64,
+}
+
+impl Latency {
+    fn of(&self, bytes: usize) -> std::time::Duration {
+        std::time::Duration::from_secs_f64(bytes as f64 / self.bytes_per_second)
+    }
 }
 
 /// A running fault-injecting proxy. Dropping it stops accepting connections;
@@ -231,6 +252,16 @@ impl FaultProxy {
         self.shared.rate.store(rate.to_bits(), Ordering::SeqCst);
     }
 
+    /// Adds `latency` to every request from now on (`None`: none).
+    pub fn set_latency(&self, latency: Option<Latency>) {
+        *self.shared.latency.lock().unwrap() = latency;
+    }
+
+    /// Requests received so far by HTTP method (`PUT`, `POST`, `GET`, ...).
+    pub fn methods(&self) -> std::collections::BTreeMap<String, u64> {
+        self.shared.methods.lock().unwrap().clone()
+    }
+
     /// Restricts the faults to `kinds` ([`FaultKind::ALL`] after [`start`]). A
     /// request none of them applies to (say, a PutItem when only
     /// [`FaultKind::PartialBatch`] is allowed) is relayed unchanged.
@@ -260,6 +291,8 @@ pub async fn start_s3(upstream: SocketAddr, faults: Faults) -> FaultProxy {
 async fn start_as(upstream: SocketAddr, faults: Faults, s3: bool) -> FaultProxy {
     let shared = Arc::new(Shared {
         s3,
+        latency: Mutex::new(None),
+        methods: Mutex::new(std::collections::BTreeMap::new()),
         upstream,
         enabled: AtomicBool::new(true),
         rate: AtomicU64::new(faults.rate.clamp(0.0, 1.0).to_bits()),
@@ -304,11 +337,26 @@ async fn serve_client(shared: Arc<Shared>, client: TcpStream) {
 /// connection instead.
 async fn answer(shared: &Shared, upstream: &mut Upstream, request: &Message) -> Option<Vec<u8>> {
     bump(&shared.counters.requests);
+    *shared
+        .methods
+        .lock()
+        .unwrap()
+        .entry(request.method().to_string())
+        .or_default() += 1;
+    let latency = *shared.latency.lock().unwrap();
+    if let Some(latency) = latency {
+        tokio::time::sleep(latency.base + latency.of(request.body.len())).await;
+    }
     let counters = &shared.counters;
     let head_request = request.method() == "HEAD";
     match shared.choose(request) {
         None => match forward(shared, upstream, &request.raw, head_request).await {
-            Ok(response) => Some(response.raw),
+            Ok(response) => {
+                if let Some(latency) = latency {
+                    tokio::time::sleep(latency.of(response.body.len())).await;
+                }
+                Some(response.raw)
+            }
             Err(error) => Some(upstream_error(shared, &error)),
         },
         Some(Fault::Throttle) if shared.s3 => {

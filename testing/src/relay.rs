@@ -34,9 +34,10 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
 /// DynamoDB accepts request bodies up to 16 MB and BatchGetItem answers up to
-/// 16 MB; twice that leaves room for anything a test may send while still
-/// refusing a runaway message.
-pub const MAX_BODY: usize = 32 * 1024 * 1024;
+/// 16 MB; S3 bodies are as large as an object, and the benchmark of objects
+/// sends 200 MiB in one PutObject the peers' way. This leaves room for that
+/// while still refusing a runaway message.
+pub const MAX_BODY: usize = 256 * 1024 * 1024;
 
 /// Far more than any SDK request's header block.
 pub const MAX_HEAD: usize = 64 * 1024;

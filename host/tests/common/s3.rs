@@ -75,21 +75,54 @@ pub async fn keys(client: &aws_sdk_s3::Client, prefix: &str) -> Vec<String> {
 /// Multipart uploads open under `prefix` in the test bucket (on the
 /// embedded store, which does not list them: its part files, of any prefix).
 pub async fn uploads(client: &aws_sdk_s3::Client, prefix: &str) -> usize {
-    if !seaweed() {
-        let parts = std::fs::read_dir(embedded_root()).expect("embedded store's folder");
-        return parts
-            .filter_map(Result::ok)
-            .filter(|e| e.file_name().to_string_lossy().starts_with(".upload_id-"))
-            .count();
-    }
-    let out = client
+    let listed = client
         .list_multipart_uploads()
         .bucket(bucket())
         .prefix(prefix)
         .send()
+        .await;
+    match listed {
+        Ok(out) => out.uploads().len(),
+        Err(e) if !seaweed() => {
+            assert_eq!(
+                aws_sdk_s3::error::ProvideErrorMetadata::code(&e),
+                Some("NotImplemented")
+            );
+            let parts = std::fs::read_dir(embedded_root()).expect("embedded store's folder");
+            parts
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with(".upload_id-"))
+                .count()
+        }
+        Err(e) => panic!("ListMultipartUploads: {e:?}"),
+    }
+}
+
+/// Reads `key`'s `data` attribute into `path`: its bytes, or the code.
+pub async fn read_file(
+    table: &dynaslice_host::TableConfig,
+    key: &dynaslice_core::Item,
+    path: &std::path::Path,
+) -> Result<Vec<u8>, dynaslice_core::Code> {
+    let options = dynaslice_host::GetOptions::default();
+    let client = super::client();
+    match dynaslice_host::get_file(&client, table, key, "data", path, &options, &()).await {
+        Ok(Some(_)) => Ok(std::fs::read(path).unwrap()),
+        Ok(None) => Err(dynaslice_core::Code::NotFound),
+        Err(e) => Err(e.code()),
+    }
+}
+
+/// The item stored under `key`, read whole.
+pub async fn fetch(
+    table: &dynaslice_host::TableConfig,
+    key: &dynaslice_core::Item,
+) -> dynaslice_host::Fetched {
+    let options = dynaslice_host::GetOptions::default();
+    dynaslice_host::get(&super::client(), table, key, &options, &())
         .await
-        .expect("ListMultipartUploads");
-    out.uploads().len()
+        .expect("get")
+        .expect("found")
 }
 
 /// An object's bytes.

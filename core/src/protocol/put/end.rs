@@ -62,7 +62,9 @@ impl PutMachine<'_> {
     pub(super) fn outcome_with(&self, committed: Committed) -> PutOutcome {
         let parent = self.split.as_ref().map_or(0, |s| item_size(&s.parent)) as u64;
         let bytes_written = match self.mode {
-            WriteKind::Batch => parent + self.uploads.bytes,
+            WriteKind::Batch => {
+                parent + self.uploads.bytes + self.object.as_ref().map_or(0, |o| o.bytes)
+            }
             _ => self.progress.bytes_total,
         };
         PutOutcome {
