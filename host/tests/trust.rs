@@ -251,7 +251,7 @@ async fn gc_keeps_the_chunks_of_a_manifest_it_cannot_read() {
         };
         if damage == "f" {
             // Written by a newer format version.
-            manifest.insert("f".into(), AttributeValue::N("3".into()));
+            manifest.insert("f".into(), AttributeValue::N("4".into()));
         } else {
             manifest.remove("h");
         }

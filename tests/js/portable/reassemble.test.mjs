@@ -130,7 +130,7 @@ test('damaged, missing, foreign and duplicated chunks give their codes', () => {
   throwsDynaslice(() => reassemble(parent, chunks, collection), 'LAYOUT_MISMATCH');
   throwsDynaslice(() => reassemble(parent, chunks, { ...table, maxBytes: written.manifest.rawBytes - 1 }), 'DECOMPRESS_LIMIT', /the option maxBytes raises it/);
   assert.deepEqual(reassemble(parent, chunks, { ...table, maxBytes: written.manifest.rawBytes }), item);
-  throwsDynaslice(() => reassemble({ ...parent, _ds: { M: { ...parent._ds.M, f: { N: '3' } } } }, chunks, table), 'MANIFEST_UNSUPPORTED_VERSION');
+  throwsDynaslice(() => reassemble({ ...parent, _ds: { M: { ...parent._ds.M, f: { N: '4' } } } }, chunks, table), 'MANIFEST_UNSUPPORTED_VERSION');
   throwsDynaslice(() => reassemble({ ...parent, _ds: { S: 'x' } }, chunks, table), 'MANIFEST_INVALID');
   throwsDynaslice(() => reassemble({ ...parent, data: { S: 'also here' } }, chunks, table), 'ATTRIBUTE_CONFLICT');
 });

@@ -57,7 +57,7 @@ test('carriesVersion: a damaged manifest is an error, not an answer', () => {
   const { v, ...noVersion } = manifest;
   assert.deepEqual(v, { S: VERSION });
   throwsDynaslice(() => carriesVersion(withManifest({ M: noVersion }), VERSION), 'MANIFEST_INVALID', /field v/);
-  throwsDynaslice(() => carriesVersion(withManifest({ M: { ...manifest, f: { N: '3' } } }), VERSION), 'MANIFEST_UNSUPPORTED_VERSION');
+  throwsDynaslice(() => carriesVersion(withManifest({ M: { ...manifest, f: { N: '4' } } }), VERSION), 'MANIFEST_UNSUPPORTED_VERSION');
   throwsDynaslice(() => carriesVersion(withManifest({ Q: 1 }), VERSION), 'INPUT_INVALID');
 });
 
