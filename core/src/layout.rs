@@ -237,14 +237,6 @@ pub fn chunk_key(
     version: VersionId,
     seq: u32,
 ) -> Result<Item, ChunkKeyError> {
-    let part = |key: &crate::key::KeyAttribute| {
-        parent
-            .get(&key.name)
-            .and_then(|v| key_part(v, key.key_type))
-            .ok_or_else(|| ChunkKeyError::ParentKey {
-                name: key.name.clone(),
-            })
-    };
     let mut key = Item::new();
     match layout {
         Layout::ChunkTable { key_name } => {
@@ -261,7 +253,7 @@ pub fn chunk_key(
             let pk_value = pk_value.ok_or_else(|| ChunkKeyError::ParentKey {
                 name: pk.name.clone(),
             })?;
-            let mut text = part(sort)?;
+            let mut text = parent_part(parent, sort)?;
             text.push_str(&suffix(version, seq));
             check_len(&text, crate::key::MAX_SORT_KEY_BYTES)?;
             key.insert(pk.name.clone(), pk_value.clone());
@@ -274,20 +266,22 @@ pub fn chunk_key(
 /// The parent's key as chunk-key text: its partition key part, then `#`
 /// and its sort key part when it has one, each escaped.
 pub(crate) fn parent_key_text(schema: &KeySchema, parent: &Item) -> Result<String, ChunkKeyError> {
-    let part = |key: &crate::key::KeyAttribute| {
-        parent
-            .get(&key.name)
-            .and_then(|v| key_part(v, key.key_type))
-            .ok_or_else(|| ChunkKeyError::ParentKey {
-                name: key.name.clone(),
-            })
-    };
-    let mut text = part(&schema.partition)?;
+    let mut text = parent_part(parent, &schema.partition)?;
     if let Some(sort) = &schema.sort {
         text.push('#');
-        text.push_str(&part(sort)?);
+        text.push_str(&parent_part(parent, sort)?);
     }
     Ok(text)
+}
+
+/// Key attribute `key` of `parent` as chunk-key text.
+fn parent_part(parent: &Item, key: &crate::key::KeyAttribute) -> Result<String, ChunkKeyError> {
+    parent
+        .get(&key.name)
+        .and_then(|v| key_part(v, key.key_type))
+        .ok_or_else(|| ChunkKeyError::ParentKey {
+            name: key.name.clone(),
+        })
 }
 
 /// Reads text of [`parent_key_text`] followed by `#` and a version id

@@ -32,24 +32,29 @@ pub(crate) fn local_config(url: &str) -> aws_sdk_dynamodb::config::Builder {
         .behavior_version(BehaviorVersion::latest())
         .endpoint_url(url)
         .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new(
-            "dynaslice",
-            "dynaslice",
-            None,
-            None,
-            "dynaslice-local",
-        ))
+        .credentials_provider(local_credentials())
         .retry_config(RetryConfig::disabled())
         .timeout_config(timeouts())
+}
+
+/// The placeholder credentials every local server gets (DynamoDB's and
+/// S3's: local servers accept or check exactly these).
+pub(crate) fn local_credentials() -> Credentials {
+    Credentials::new("dynaslice", "dynaslice", None, None, "dynaslice-local")
+}
+
+/// The standard AWS credential chain and region, with the SDK's own
+/// retries off and `timeouts`: what a client for real AWS is made from.
+pub(crate) async fn aws_config(timeouts: TimeoutConfig) -> aws_config::SdkConfig {
+    aws_config::defaults(BehaviorVersion::latest())
+        .retry_config(RetryConfig::disabled())
+        .timeout_config(timeouts)
+        .load()
+        .await
 }
 
 /// A client for real DynamoDB with the standard AWS credential chain and
 /// region (environment, profile, SSO cache, instance metadata).
 pub async fn aws_client() -> Client {
-    let shared = aws_config::defaults(BehaviorVersion::latest())
-        .retry_config(RetryConfig::disabled())
-        .timeout_config(timeouts())
-        .load()
-        .await;
-    Client::new(&shared)
+    Client::new(&aws_config(timeouts()).await)
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use aws_config::BehaviorVersion;
 use aws_config::retry::RetryConfig;
 use aws_config::timeout::TimeoutConfig;
-use aws_sdk_s3::config::{Credentials, Region};
+use aws_sdk_s3::config::Region;
 use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{ChecksumAlgorithm, CompletedMultipartUpload, CompletedPart};
 use base64::Engine;
@@ -64,13 +64,7 @@ pub(crate) fn local_s3_config(url: &str) -> aws_sdk_s3::config::Builder {
         .endpoint_url(url)
         .force_path_style(true)
         .region(Region::new("us-east-1"))
-        .credentials_provider(Credentials::new(
-            "dynaslice",
-            "dynaslice",
-            None,
-            None,
-            "dynaslice-local",
-        ))
+        .credentials_provider(crate::client::local_credentials())
         .retry_config(RetryConfig::disabled())
         .timeout_config(timeouts())
 }
@@ -83,12 +77,7 @@ pub fn local_s3_client(url: &str) -> aws_sdk_s3::Client {
 /// A client for Amazon S3 with the standard AWS credential chain and
 /// region, as [`crate::aws_client`] for DynamoDB.
 pub async fn aws_s3_client() -> aws_sdk_s3::Client {
-    let shared = aws_config::defaults(BehaviorVersion::latest())
-        .retry_config(RetryConfig::disabled())
-        .timeout_config(timeouts())
-        .load()
-        .await;
-    aws_sdk_s3::Client::new(&shared)
+    aws_sdk_s3::Client::new(&crate::client::aws_config(timeouts()).await)
 }
 
 /// Creates `bucket` unless it exists (for a local server; on AWS a bucket

@@ -79,17 +79,23 @@ impl ObjectRead {
         RANGE_CHUNKS as usize * PARTS_IN_FLIGHT
     }
 
-    /// The GET of the range holding pieces `first..`, and the piece after it.
-    pub(super) fn range(&self, first: u32) -> (Request, u32) {
+    /// The range of pieces `first..`: the piece after it, and its bytes.
+    fn bounds(&self, first: u32) -> (u32, core::ops::Range<u64>) {
         let last = first
             .saturating_add(RANGE_CHUNKS)
             .min(self.chunked.chunk_count);
         let start = u64::from(first) * u64::from(READ_CHUNK_BYTES);
         let end = (u64::from(last) * u64::from(READ_CHUNK_BYTES)).min(self.chunked.stored_len);
+        (last, start..end)
+    }
+
+    /// The GET of the range holding pieces `first..`, and the piece after it.
+    pub(super) fn range(&self, first: u32) -> (Request, u32) {
+        let (last, range) = self.bounds(first);
         let request = ObjectRequest::Get {
             object: self.object.clone(),
             etag: self.etag.clone(),
-            range: start..end,
+            range,
         };
         (Request::Object(request), last)
     }
@@ -102,17 +108,12 @@ impl ObjectRead {
         first: u32,
         bytes: &[u8],
     ) -> Result<Vec<(u32, Item)>, ProtocolError> {
-        let size = u64::from(READ_CHUNK_BYTES);
-        let start = u64::from(first) * size;
-        let last = first
-            .saturating_add(RANGE_CHUNKS)
-            .min(self.chunked.chunk_count);
-        let end = (u64::from(last) * size).min(self.chunked.stored_len);
-        if bytes.len() as u64 != end - start {
+        let (_, range) = self.bounds(first);
+        if bytes.len() as u64 != range.end - range.start {
             return Err(ProtocolError::ObjectLength {
                 object: self.describe(),
                 expected: self.chunked.stored_len,
-                found: start + bytes.len() as u64,
+                found: range.start + bytes.len() as u64,
             });
         }
         let version = self.chunked.version;
