@@ -22,8 +22,34 @@ export interface RetryOptions {
   maxDelayMs?: number;
 }
 
+/** An S3Client from `@aws-sdk/client-s3` v3 (an optional peer dependency). */
+export interface S3ClientLike {
+  send(command: unknown, options?: { abortSignal?: AbortSignal }): Promise<unknown>;
+}
+
+/**
+ * Where a table keeps its large payloads in S3 (docs/FORMAT.md §5a): a streamed payload
+ * ({@link putStream}) of `thresholdBytes` or more, or of unknown length, goes to one object per
+ * version, written with `If-None-Match: *` and its CRC-32, and read with `If-Match` on the ETag
+ * the parent's manifest records. Every call on such a table takes the same `s3` option.
+ */
+export interface S3Options {
+  /** The S3 client; its own retries are bypassed (the core resends). */
+  client: S3ClientLike;
+  /** The bucket (it must exist). */
+  bucket: string;
+  /** Every object key starts with this (default `dynaslice/<table>/`, as the CLI's). */
+  prefix?: string;
+  /** Payloads of at least this many bytes go to S3 (default 1,048,576). */
+  thresholdBytes?: number;
+  /** Each multipart part but the last (default 8 MiB; 5 MiB to 5 GiB). */
+  partBytes?: number;
+}
+
 /** What every driver call takes besides the table. */
 export interface DriverOptions {
+  /** Keep large payloads in S3; without it, an item whose payload is in S3 reads as `OBJECT_STORE_NOT_CONFIGURED`. */
+  s3?: S3Options;
   /** The most batch requests in flight at once (default 16): a write starts at 4, a read with its window (6), and each adapts to throttling between 1 and this. */
   concurrency?: number;
   /** Retry policy (default: 10 attempts, 50 while throttled, 25 ms doubling to 2 s). */
@@ -242,6 +268,8 @@ export interface DeleteResult {
   chunksDeleted: number;
   /** Chunk deletes that failed: left to {@link gc}. */
   chunksLeft: number;
+  /** The version's S3 object was deleted too (a failed delete is left to {@link gcObjects}). */
+  objectDeleted: boolean;
   consumed: ConsumedCapacity;
 }
 
@@ -430,3 +458,45 @@ export function verify(client: DynamoDBClientLike, options: VerifyOptions): Prom
 
 /** Deletes chunks no stored parent references, once older than `graceMs`. */
 export function gc(client: DynamoDBClientLike, options: GcOptions): Promise<GcReport>;
+
+export interface GcObjectsOptions extends TableOptions, DriverOptions {
+  /** The store whose objects are collected. */
+  s3: S3Options;
+  /** Unreferenced objects and multipart uploads younger than this are kept (default one hour), by S3's clock. */
+  graceMs?: number;
+  /** Report only; delete nothing. */
+  dryRun?: boolean;
+}
+
+/** The result of {@link gcObjects}. */
+export interface GcObjectsReport {
+  /** Objects listed under the prefix. */
+  objects: number;
+  /** Objects their parent names. */
+  referenced: number;
+  /** Objects of versions their parent's history keeps. */
+  kept: number;
+  /** Unreferenced objects within the grace period (or of unknown age). */
+  young: number;
+  /** Unreferenced objects deleted (or, with `dryRun`, to delete). */
+  deleted: number;
+  /** Objects kept because their parent's manifest cannot be read. */
+  unreadable: number;
+  /** Keys under the prefix that name no item and version: never touched. */
+  foreign: number;
+  /** Multipart uploads aborted (or to abort): older than the grace period. */
+  uploadsAborted: number;
+  /** Multipart uploads within the grace period. */
+  uploadsYoung: number;
+  /** False when the server does not list multipart uploads. */
+  uploadsListed: boolean;
+  dryRun: boolean;
+  consumed: ConsumedCapacity;
+}
+
+/**
+ * Deletes the S3 objects no parent refers to once older than `graceMs` by S3's clock, and aborts
+ * stale multipart uploads under the prefix; never touches a key that names no item and version,
+ * or an object whose parent's manifest cannot be read.
+ */
+export function gcObjects(client: DynamoDBClientLike, options: GcObjectsOptions): Promise<GcObjectsReport>;

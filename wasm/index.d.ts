@@ -322,6 +322,8 @@ export interface ManifestSummary {
    * an update of other attributes reuses (0 when the payload is one frame).
    */
   groups: number;
+  /** Where the payload is when it is in S3 (manifest format 3; the driver's `s3` option). */
+  object?: { bucket: string; key: string; etag: string };
 }
 
 /** The result of {@link split}. */

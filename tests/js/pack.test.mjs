@@ -51,7 +51,7 @@ test('npm pack ships exactly the built package, and a clean project can use it',
     ].sort();
     assert.deepEqual(files, expected);
     assert.ok(js.includes('js/node.mjs') && js.includes('js/node.cjs') && js.includes('js/browser.js'));
-    assert.ok(js.includes('js/dynamodb.js') && js.includes('js/dynamodb/send.js'));
+    assert.ok(js.includes('js/dynamodb.js') && js.includes('js/dynamodb/send.js') && js.includes('js/dynamodb/s3.js'));
     for (const f of packed.files.filter((f) => f.path.endsWith('.wasm'))) {
       assert.ok(f.size > 50_000 && f.size < 2_000_000, `${f.path}: ${f.size} bytes`);
     }
@@ -94,7 +94,7 @@ test('npm pack ships exactly the built package, and a clean project can use it',
     assert.ok(!existsSync(join(project, 'node_modules', '@aws-sdk', 'client-dynamodb')), 'the SDK is not bundled or installed');
     execFileSync(npm, ['install', `@aws-sdk/client-dynamodb@${sdkVersion}`, '--prefer-offline', '--no-audit', '--no-fund'], { ...quiet, cwd: project });
     const exportsOf = 'console.log(Object.keys(driver).sort().join())';
-    const names = 'DEFAULT_CONCURRENCY,DEFAULT_GRACE_MS,DEFAULT_RETRY,DEFAULT_WINDOW,deleteItem,gc,getItem,getStream,listVersions,putItem,putItems,putStream,queryItems,restoreVersion,updateItem,verify';
+    const names = 'DEFAULT_CONCURRENCY,DEFAULT_GRACE_MS,DEFAULT_RETRY,DEFAULT_WINDOW,deleteItem,gc,gcObjects,getItem,getStream,listVersions,putItem,putItems,putStream,queryItems,restoreVersion,updateItem,verify';
     assert.equal(node(['--input-type=module'], `import * as driver from 'dynaslice/dynamodb';\n${exportsOf}`), names, 'ESM');
     assert.equal(node([], `const driver = require('dynaslice/dynamodb');\n${exportsOf}`), names, 'CommonJS');
   } finally {

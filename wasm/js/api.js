@@ -149,6 +149,7 @@ export function bind(wasm) {
       update: (key, set, remove, options) =>
         wasm.Machine.update(encodeItem(key, inputOptions(options)), encodeItem(set, inputOptions(options)), remove, options),
       gc: (options) => wasm.Machine.gc(options),
+      gcObjects: (options) => wasm.Machine.gcObjects(options),
       verify: (options) => wasm.Machine.verify(options),
       versions: (parent, nowMs) => wasm.versionsOf(encodeItem(parent, DYNAMODB_INPUT), nowMs),
     },

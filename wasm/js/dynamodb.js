@@ -12,6 +12,7 @@ import { boundApi } from './api.js';
 import { decodeItem } from './decode.js';
 import { withTableKeys } from './dynamodb/describe.js';
 import { Drive } from './dynamodb/drive.js';
+import { loadS3 } from './dynamodb/s3.js';
 import { badOption, dynasliceError, flag, format } from './error.js';
 import { bytesOf } from './stream.js';
 
@@ -31,10 +32,20 @@ function keyOf(item, options) {
   return Object.fromEntries(options.key.filter((k) => Object.hasOwn(item, k?.name)).map(({ name }) => [name, item[name]]));
 }
 
+/** The WebAssembly module, and @aws-sdk/client-s3 when the table keeps payloads in S3. */
+async function ready(options) {
+  await init();
+  if (options?.s3 !== undefined) await loadS3();
+}
+
 /** The client and signal every call takes, checked. */
 function checked(client, options) {
   if (client === null || typeof client !== 'object' || typeof client.send !== 'function') {
     throw dynasliceError('OPTIONS_INVALID', 'client must be a DynamoDBClient (or DynamoDBDocumentClient) from @aws-sdk/client-dynamodb');
+  }
+  const s3 = options?.s3;
+  if (s3 !== undefined && (s3 === null || typeof s3 !== 'object' || typeof s3.client?.send !== 'function')) {
+    throw badOption('s3', 'an object like { client: new S3Client(…), bucket: "media" } (an S3Client from @aws-sdk/client-s3)');
   }
   const signal = options?.signal;
   if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) throw badOption('signal', 'an AbortSignal');
@@ -66,9 +77,9 @@ function reporter(options, shape) {
 }
 
 /** Runs `machine` to its end (a machine that moves no bytes); frees it. */
-async function finish(machine, client, signal, progress) {
+async function finish(machine, client, signal, progress, s3) {
   try {
-    const step = await new Drive(machine, client, signal).run(progress);
+    const step = await new Drive(machine, client, signal, s3).run(progress);
     if (step.kind !== 'done') throw dynasliceError('INTERNAL', `a protocol machine asked for ${step.kind}`);
     return step.result;
   } finally {
@@ -94,9 +105,9 @@ function putResult(result, bytesWritten = result.bytesWritten) {
 export async function putItem(client, item, options) {
   const signal = checked(client, options);
   const progress = reporter(options, (p) => ({ bytesWritten: p.bytesDone, totalBytes: p.bytesTotal, chunksWritten: p.chunksDone, chunks: p.chunksTotal }));
-  await init();
+  await ready(options);
   const machine = boundApi().machines.put(item, await withTableKeys(client, options));
-  return putResult(await finish(machine, client, signal, progress));
+  return putResult(await finish(machine, client, signal, progress, options?.s3?.client));
 }
 
 /**
@@ -165,9 +176,9 @@ export async function putStream(client, source, item, options) {
   const size = options?.size ?? source?.size;
   let bytesRead = 0;
   const progress = reporter(options, (p) => ({ bytesRead, totalBytes: size, chunksWritten: p.chunksDone, chunks: p.chunksTotal }));
-  await init();
+  await ready(options);
   const machine = boundApi().machines.putStream(item, { ...(await withTableKeys(client, options)), size });
-  const drive = new Drive(machine, client, signal);
+  const drive = new Drive(machine, client, signal, options?.s3?.client);
   let pieces;
   try {
     pieces = bytesOf(source);
@@ -205,9 +216,9 @@ export async function getItem(client, key, options) {
   const signal = checked(client, options);
   const progress = reporter(options, (p) => ({ chunksRead: p.chunksDone, chunks: p.chunksTotal }));
   const output = { plain: format(options) === 'plain', wrapNumbers: flag(options, 'wrapNumbers', false) };
-  await init();
+  await ready(options);
   const machine = boundApi().machines.get(keyOf(key, options), await withTableKeys(client, options));
-  const result = await finish(machine, client, signal, progress);
+  const result = await finish(machine, client, signal, progress, options?.s3?.client);
   const item = result.item === undefined ? undefined : decodeItem(result.item, output);
   return { item, version: result.version, chunksRead: result.chunksRead, parentReads: result.parentReads, consumed: result.consumed };
 }
@@ -228,9 +239,9 @@ export async function getStream(client, key, options) {
   const cancel = new AbortController();
   const signals = [cancel.signal, options?.signal].filter(Boolean);
   const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
-  await init();
+  await ready(options);
   const machine = boundApi().machines.getStream(keyOf(key, options), await withTableKeys(client, options));
-  const drive = new Drive(machine, client, signal);
+  const drive = new Drive(machine, client, signal, options?.s3?.client);
   let bytesRead = 0;
   const progress = reporter(options, (p) => ({ bytesRead, totalBytes: machine.size, chunksRead: p.chunksDone, chunks: p.chunksTotal }));
   let freed = false;
@@ -319,10 +330,10 @@ export async function updateItem(client, key, changes, options) {
     throw dynasliceError('INPUT_INVALID', 'changes.remove must be an array of attribute names');
   }
   const progress = reporter(options, (p) => ({ bytesWritten: p.bytesDone, totalBytes: p.bytesTotal, chunksWritten: p.chunksDone, chunks: p.chunksTotal }));
-  await init();
+  await ready(options);
   const tableOptions = await withTableKeys(client, options);
   const machine = boundApi().machines.update(keyOf(key, options), set, remove, tableOptions);
-  const { path, reason, applied, writeUnits, reused, put, consumed } = await finish(machine, client, signal, progress);
+  const { path, reason, applied, writeUnits, reused, put, consumed } = await finish(machine, client, signal, progress, options?.s3?.client);
   return { path, reason, applied, writeUnits, reused, put: put && putResult(put), consumed };
 }
 
@@ -335,7 +346,7 @@ export async function updateItem(client, key, changes, options) {
  */
 export async function listVersions(client, key, options) {
   const signal = checked(client, options);
-  await init();
+  await ready(options);
   const tableOptions = await withTableKeys(client, options);
   const request = boundApi().parentRequest(keyOf(key, options), tableOptions);
   const { Item } = await client.send(new GetItemCommand(request), { abortSignal: signal });
@@ -363,9 +374,9 @@ export async function restoreVersion(client, key, version, options) {
  */
 export async function deleteItem(client, key, options) {
   const signal = checked(client, options);
-  await init();
+  await ready(options);
   const machine = boundApi().machines.delete(keyOf(key, options), options);
-  return finish(machine, client, signal);
+  return finish(machine, client, signal, undefined, options?.s3?.client);
 }
 
 /**
@@ -386,10 +397,10 @@ export async function* queryItems(client, input, options) {
   const signal = checked(client, options);
   if (input === null || typeof input !== 'object') throw dynasliceError('INPUT_INVALID', 'input must be a QueryCommand or ScanCommand input object');
   const output = { plain: format(options) === 'plain', wrapNumbers: flag(options, 'wrapNumbers', false) };
-  await init();
+  await ready(options);
   const tableOptions = await withTableKeys(client, options);
   const machine = boundApi().machines.query({ TableName: options?.table, ...input }, tableOptions);
-  const drive = new Drive(machine, client, signal);
+  const drive = new Drive(machine, client, signal, options?.s3?.client);
   let ended = false;
   try {
     for (;;) {
@@ -423,14 +434,14 @@ export async function verify(client, options) {
   if (!Number.isInteger(segments) || segments < 1 || segments > 1000) throw badOption('segments', 'an integer from 1 to 1000');
   const output = { plain: format(options) === 'plain', wrapNumbers: flag(options, 'wrapNumbers', false) };
   const progress = reporter(options, (p) => p);
-  await init();
+  await ready(options);
   const tableOptions = await withTableKeys(client, options);
   const damaged = [];
   const seen = Array.from({ length: segments }, () => 0);
   const one = async (segment) => {
     const each = { ...tableOptions, segment: segments > 1 ? [segment, segments] : undefined };
     const machine = boundApi().machines.verify(each);
-    const drive = new Drive(machine, client, signal);
+    const drive = new Drive(machine, client, signal, options?.s3?.client);
     let ended = false;
     try {
       for (;;) {
@@ -474,14 +485,14 @@ export async function gc(client, options) {
   const segments = options?.segments ?? 1;
   if (!Number.isInteger(segments) || segments < 1 || segments > 1000) throw badOption('segments', 'an integer from 1 to 1000');
   const progress = reporter(options, (p) => p);
-  await init();
+  await ready(options);
   const seen = Array.from({ length: segments }, () => ({ chunks: 0, deleted: 0 }));
   const one = async (segment) => {
     // The core gives each segment its share of maxUnitsPerSecond.
     const each = { ...options, segment: segments > 1 ? [segment, segments] : undefined };
     const machine = boundApi().machines.gc(each);
     try {
-      const drive = new Drive(machine, client, signal);
+      const drive = new Drive(machine, client, signal, options?.s3?.client);
       const total = () => seen.reduce((a, b) => ({ chunks: a.chunks + b.chunks, deleted: a.deleted + b.deleted }));
       for (;;) {
         const step = await drive.run();
@@ -511,4 +522,23 @@ export async function gc(client, options) {
     unreadableParents: [...a.unreadableParents, ...b.unreadableParents],
     consumed: { readUnits: a.consumed.readUnits + b.consumed.readUnits, writeUnits: a.consumed.writeUnits + b.consumed.writeUnits },
   }));
+}
+
+/**
+ * Deletes the S3 objects of a table that keeps large payloads in S3 (the
+ * `s3` option) that no parent refers to, once older than `graceMs`
+ * (default one hour) by S3's clock (each listing answer's `Date` against
+ * the object's `LastModified`), and aborts multipart uploads under the
+ * prefix older than that. Never touches a key under the prefix that names
+ * no item and version, nor an object whose parent's manifest cannot be
+ * read. Resolves to `{ objects, referenced, kept, young, deleted,
+ * unreadable, foreign, uploadsAborted, uploadsYoung, uploadsListed,
+ * dryRun, consumed }`.
+ */
+export async function gcObjects(client, options) {
+  const signal = checked(client, options);
+  if (options?.s3 === undefined) throw badOption('s3', 'given: gcObjects collects the objects of a table that keeps payloads in S3');
+  await ready(options);
+  const machine = boundApi().machines.gcObjects(await withTableKeys(client, options));
+  return finish(machine, client, signal, undefined, options.s3.client);
 }

@@ -6,8 +6,9 @@
 
 use dynaslice_core::Code;
 use dynaslice_core::protocol::{
-    DeleteMachine, Env, GcMachine, Machine as _, Operation, ProtocolError, PutMachine, PutSource,
-    QueryMachine, ReadMachine, RequestId, Sink, Step, UpdateMachine, UpdateOptions,
+    DeleteMachine, Env, GcMachine, Machine as _, ObjectGcMachine, Operation, ProtocolError,
+    PutMachine, PutSource, QueryMachine, ReadMachine, RequestId, Sink, Step, UpdateMachine,
+    UpdateOptions,
 };
 use js_sys::{Object, Uint8Array};
 use wasm_bindgen::prelude::*;
@@ -23,6 +24,7 @@ enum Inner {
     Gc(Box<GcMachine>, bool),
     Update(Box<UpdateMachine>),
     Query(Box<QueryMachine>),
+    ObjectGc(Box<ObjectGcMachine>, bool),
 }
 
 /// A protocol machine: a write, a read, an update, a delete or a gc.
@@ -241,6 +243,17 @@ impl Machine {
         Ok(machine(Inner::Gc(Box::new(inner), dry_run)))
     }
 
+    /// A collection of the table's unreferenced S3 objects and stale
+    /// multipart uploads (the table's options name the store: `s3`).
+    #[wasm_bindgen(js_name = gcObjects)]
+    pub fn gc_objects(options: JsValue) -> JsResult<Machine> {
+        let table = TableOptions::from_js(&options)?;
+        let gc = convert::gc_options(&options)?;
+        let dry_run = gc.dry_run;
+        let inner = ObjectGcMachine::new(table.core(), gc, env()?);
+        Ok(machine(Inner::ObjectGc(Box::new(inner), dry_run)))
+    }
+
     /// The next step: `{ kind: "send", id, operation, input, delayMs,
     /// resendable }`, `{ kind: "work" }`, `{ kind: "input", max }`, `{
     /// kind: "output" }`, `{ kind: "restart" }`, `{ kind: "wait" }`, `{
@@ -295,6 +308,10 @@ impl Machine {
                 let dry_run = *dry_run;
                 step!(m, |o| protocol::gc_report(&o, dry_run), "maxBytes")
             }
+            Inner::ObjectGc(m, dry_run) => {
+                let dry_run = *dry_run;
+                step!(m, |o| protocol::object_gc_report(&o, dry_run), "maxBytes")
+            }
         }
     }
 
@@ -315,6 +332,7 @@ impl Machine {
             Inner::Update(m) => m.handle(id, response),
             Inner::Query(m) => m.handle(id, response),
             Inner::Gc(m, _) => m.handle(id, response),
+            Inner::ObjectGc(m, _) => m.handle(id, response),
         }
         Ok(())
     }
@@ -330,6 +348,7 @@ impl Machine {
             Inner::Update(m) => m.wake(local_ms),
             Inner::Query(m) => m.wake(local_ms),
             Inner::Gc(m, _) => m.wake(local_ms),
+            Inner::ObjectGc(m, _) => m.wake(local_ms),
         }
     }
 
@@ -342,6 +361,7 @@ impl Machine {
             Inner::Update(m) => m.work(),
             Inner::Query(m) => m.work(),
             Inner::Gc(m, _) => m.work(),
+            Inner::ObjectGc(m, _) => m.work(),
         }
     }
 
@@ -399,6 +419,7 @@ impl Machine {
             Inner::Update(m) => m.cancel(),
             Inner::Query(m) => m.cancel(),
             Inner::Gc(m, _) => m.cancel(),
+            Inner::ObjectGc(m, _) => m.cancel(),
         }
     }
 
@@ -411,6 +432,7 @@ impl Machine {
             Inner::Update(m) => m.progress(),
             Inner::Query(m) => m.progress(),
             Inner::Gc(m, _) => m.progress(),
+            Inner::ObjectGc(m, _) => m.progress(),
         };
         protocol::progress(progress)
     }

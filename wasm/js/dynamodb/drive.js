@@ -5,6 +5,7 @@
 // is done are the machine's.
 
 import { dynasliceError } from '../error.js';
+import { S3 } from './s3.js';
 import { send } from './send.js';
 
 export class Drive {
@@ -12,10 +13,12 @@ export class Drive {
   #flying = new Map();
   #cancelled = false;
 
-  constructor(machine, client, signal) {
+  /** `s3`: the S3 client of a table whose large payloads are in S3 (the `s3` option's `client`). */
+  constructor(machine, client, signal, s3) {
     this.machine = machine;
     this.client = client;
     this.signal = signal;
+    this.s3 = s3;
   }
 
   /**
@@ -39,9 +42,12 @@ export class Drive {
       }
       progress?.(this.machine.progress());
       switch (step.kind) {
-        case 'send':
-          this.#flying.set(step.id, send(this.client, step, this.#cancelled ? undefined : this.signal));
+        case 'send': {
+          const signal = this.#cancelled ? undefined : this.signal;
+          const sent = step.service === 's3' ? send(this.s3, step, signal, S3) : send(this.client, step, signal);
+          this.#flying.set(step.id, sent);
           break;
+        }
         case 'work':
           this.machine.work();
           this.machine.wake(Date.now());

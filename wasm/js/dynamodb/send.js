@@ -1,5 +1,6 @@
 // Sends one request a protocol machine asked for, once, with
-// @aws-sdk/client-dynamodb, and reports what came back as facts: the
+// @aws-sdk/client-dynamodb (or, for an S3 request, @aws-sdk/client-s3:
+// s3.js), and reports what came back as facts: the
 // answer's items (as value streams, for the machine to read), or the
 // failure's HTTP status, code and transaction reasons; with the capacity
 // it consumed and the store's `Date`. Nothing is decided here: which
@@ -144,20 +145,28 @@ function factsOf(error) {
   };
 }
 
+/** DynamoDB's commands, and what the machine reads off their answers. */
+const DYNAMODB = {
+  command: (operation, input) => new COMMANDS[operation]({ ...input, ReturnConsumedCapacity: 'TOTAL' }),
+  call: (client, command, signal) => client.send(command, { abortSignal: signal }),
+  answer: (operation, output) => ({ ...answerOf(operation, output), consumed: consumed(output) }),
+};
+
 /**
- * Sends the request of a `send` step (after its delay) and resolves to `{
- * id, response }`, never rejecting: a failure is a response too.
+ * Sends the request of a `send` step (after its delay) with `client`, a
+ * client of `service` (DynamoDB's unless given: `{ command, call, answer
+ * }`, see s3.js), and resolves to `{ id, response }`, never rejecting: a
+ * failure is a response too.
  */
-export async function send(client, step, signal) {
+export async function send(client, step, signal, service = DYNAMODB) {
   const seen = {};
   let response;
   try {
     if (step.delayMs > 0) await sleep(step.delayMs, signal);
-    const input = { ...step.input, ReturnConsumedCapacity: 'TOTAL' };
-    const command = prepared(new COMMANDS[step.operation](input), seen);
-    const output = await client.send(command, { abortSignal: signal });
+    const command = prepared(await service.command(step.operation, step.input), seen);
+    const output = await service.call(client, command, signal);
     try {
-      response = { ...answerOf(step.operation, output), consumed: consumed(output) };
+      response = service.answer(step.operation, output);
     } catch (error) {
       // Carried out, but its answer holds what no item can: applied, unreadable.
       response = { failure: { status: 200, code: error?.code ?? 'UnreadableAnswer', message: error?.message ?? String(error), reasons: [] } };

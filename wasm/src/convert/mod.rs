@@ -5,6 +5,7 @@
 mod capacity;
 mod history;
 pub mod js;
+mod objects;
 mod options;
 mod output;
 pub mod protocol;

@@ -131,6 +131,9 @@ pub struct TableOptions {
     /// `anchors: true`: the table chunks go to has the anchors index
     /// (docs/FORMAT.md section 6), which `gc` reads and plans price.
     pub anchors: Option<String>,
+    /// `s3: { bucket, prefix, thresholdBytes, partBytes }`: where large
+    /// payloads go (docs/FORMAT.md section 5a).
+    pub objects: Option<dynaslice_core::object::ObjectStore>,
 }
 
 impl TableOptions {
@@ -154,7 +157,9 @@ impl TableOptions {
             }
         };
         let max_raw_bytes = size(options, "maxBytes", DEFAULT_MAX_RAW_BYTES)?;
+        let objects = super::objects::store(options, &table)?;
         Ok(Self {
+            objects,
             table,
             key,
             layout,
@@ -195,7 +200,7 @@ impl TableOptions {
             index_keys: self.index_keys.clone(),
             ttl: self.ttl.clone(),
             anchors: self.anchors.clone(),
-            objects: None,
+            objects: self.objects.clone(),
         }
     }
 

@@ -8,9 +8,9 @@ use dynaslice_core::Item;
 use dynaslice_core::manifest::Manifest;
 use dynaslice_core::plan::{BatchGet, Query, Scan, WriteRequest};
 use dynaslice_core::protocol::{
-    Answer, Consumed, DeleteOutcome, Failure as RequestFailure, FailureKind, GcReport, Operation,
-    Progress, PutOutcome, QueryOutcome, ReadOutcome, Request, Response, RetryPolicy, Send,
-    StoreDate, UpdateOutcome,
+    Answer, Consumed, DeleteOutcome, Failure as RequestFailure, FailureKind, GcReport,
+    ObjectGcReport, Operation, Progress, PutOutcome, QueryOutcome, ReadOutcome, Request, Response,
+    RetryPolicy, Send, StoreDate, UpdateOutcome,
 };
 use js_sys::{Array, Object, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
@@ -20,11 +20,18 @@ use crate::error::Failure;
 
 /// A step that sends: `{ kind: "send", id, operation, input, delayMs,
 /// resendable }`, `input` the SDK command's input.
+/// `service` is `"s3"` for an S3 request (`input` then the input of an
+/// `@aws-sdk/client-s3` command), `"dynamodb"` otherwise.
 pub fn send_step(send: &Send) -> JsValue {
     let step = Object::new();
     set(&step, "kind", &"send".into());
     set(&step, "id", &(send.id.0 as f64).into());
     set(&step, "operation", &send.request.operation().name().into());
+    let service = match &send.request {
+        Request::Object(_) => "s3",
+        _ => "dynamodb",
+    };
+    set(&step, "service", &service.into());
     set(&step, "input", &request_input(&send.request));
     set(
         &step,
@@ -55,9 +62,7 @@ fn request_input(request: &Request) -> JsValue {
         Request::BatchGet(get) => batch_get(get),
         Request::Scan(scan) => scan_input(scan),
         Request::Query(query) => query_input(query),
-        // The driver's tables name no S3 store, so no machine asks for an
-        // object (a manifest naming one is refused as not configured).
-        Request::Object(_) => JsValue::NULL,
+        Request::Object(object) => super::objects::input(object),
     }
 }
 
@@ -216,7 +221,7 @@ pub fn response(operation: Operation, value: &JsValue) -> Result<Response, Failu
                 items: items(&get(value, "items"))?,
                 next: optional_item(&get(value, "next"))?,
             },
-            _ => return Err(invalid_answer()),
+            s3 => Answer::Object(super::objects::answer(s3, value, date_ms(value))?),
         })
     } else {
         Err(request_failure(&failure))
@@ -224,11 +229,17 @@ pub fn response(operation: Operation, value: &JsValue) -> Result<Response, Failu
     Ok(Response {
         result,
         consumed: number("consumed").unwrap_or(0.0),
-        date: number("dateMs")
-            .filter(|ms| ms.is_finite() && *ms >= 0.0)
-            .map(|ms| StoreDate { unix_ms: ms as u64 }),
+        date: date_ms(value).map(|unix_ms| StoreDate { unix_ms }),
         local_ms: number("localMs").unwrap_or_else(js_sys::Date::now).max(0.0) as u64,
     })
+}
+
+/// The answer's `Date` (`dateMs`), in Unix milliseconds.
+fn date_ms(value: &JsValue) -> Option<u64> {
+    get(value, "dateMs")
+        .as_f64()
+        .filter(|ms| ms.is_finite() && *ms >= 0.0)
+        .map(|ms| ms as u64)
 }
 
 /// `{ bytes, ends, tables, deletes }`: each request's item (or key), its
@@ -325,6 +336,13 @@ pub fn manifest(m: &Manifest) -> JsValue {
             .collect::<Array>(),
     );
     set(&manifest, "groups", &(m.groups.len() as u32).into());
+    if let Some(o) = &m.object {
+        let object = Object::new();
+        set(&object, "bucket", &o.bucket.as_str().into());
+        set(&object, "key", &o.key.as_str().into());
+        set(&object, "etag", &o.etag.as_str().into());
+        set(&manifest, "object", &object);
+    }
     manifest.into()
 }
 
@@ -444,6 +462,7 @@ pub fn delete_outcome(outcome: &DeleteOutcome) -> JsValue {
         &(outcome.chunks_deleted as f64).into(),
     );
     set(&result, "chunksLeft", &(outcome.chunks_left as f64).into());
+    set(&result, "objectDeleted", &outcome.object_deleted.into());
     set(&result, "consumed", &consumed(outcome.consumed));
     result.into()
 }
@@ -472,6 +491,29 @@ pub fn gc_report(report: &GcReport, dry_run: bool) -> JsValue {
         })
         .collect();
     set(&result, "unreadableParents", &parents);
+    set(&result, "dryRun", &dry_run.into());
+    set(&result, "consumed", &consumed(report.consumed));
+    result.into()
+}
+
+/// An object collection's report: its counts, `uploadsListed`, `dryRun`
+/// and `consumed`.
+pub fn object_gc_report(report: &ObjectGcReport, dry_run: bool) -> JsValue {
+    let result = Object::new();
+    for (name, count) in [
+        ("objects", report.objects),
+        ("referenced", report.referenced),
+        ("kept", report.kept),
+        ("young", report.young),
+        ("deleted", report.deleted),
+        ("unreadable", report.unreadable),
+        ("foreign", report.foreign),
+        ("uploadsAborted", report.uploads_aborted),
+        ("uploadsYoung", report.uploads_young),
+    ] {
+        set(&result, name, &(count as f64).into());
+    }
+    set(&result, "uploadsListed", &report.uploads_listed.into());
     set(&result, "dryRun", &dry_run.into());
     set(&result, "consumed", &consumed(report.consumed));
     result.into()
