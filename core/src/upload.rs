@@ -359,3 +359,119 @@ pub fn restamp(
         })
         .collect()
 }
+
+/// Checks the parent of a payload a client will store straight in S3 (a
+/// presigned PUT), before any URL is handed out: a valid item of the table
+/// with no reserved attribute, not holding `attribute` (the binary
+/// attribute the object's frame holds), which must not be one the table
+/// keeps on the parent (an index key, the TTL attribute) or a reserved name.
+pub fn check_object_parent(
+    parent: &Item,
+    attribute: &str,
+    rules: &UploadRules<'_>,
+) -> Result<(), UploadError> {
+    let names = parent.keys().map(String::as_str).chain([attribute]);
+    if let Some(name) = reserved_attribute(names) {
+        return Err(UploadError::Item(SplitError::ReservedAttribute { name }));
+    }
+    let violations = validate_item(
+        parent,
+        &ValidateOptions {
+            key: Some(rules.key),
+            max_item_bytes: MAX_ITEM_BYTES,
+            index_keys: rules.index_keys,
+        },
+    );
+    if !violations.is_empty() {
+        return Err(UploadError::Item(SplitError::Invalid { violations }));
+    }
+    if parent.contains_key(attribute) || attribute.is_empty() {
+        return Err(UploadError::Item(SplitError::BadOptions {
+            reason: "the payload's attribute must be named, and not be on the parent too",
+        }));
+    }
+    let kept_on_parent =
+        rules.index_keys.iter().any(|k| k.name == attribute) || rules.ttl == Some(attribute);
+    if kept_on_parent {
+        return Err(UploadError::Misplaced {
+            name: attribute.into(),
+        });
+    }
+    Ok(())
+}
+
+/// What a client stored straight in S3 holds, as [`object_upload`] reads it.
+#[derive(Clone, Debug)]
+pub struct StoredObject<'a> {
+    /// Where it is, and its ETag.
+    pub object: crate::object::ObjectRef,
+    /// Its length in bytes.
+    pub len: u64,
+    /// Its first [`crate::codec::FRAME_HEADER_BYTES`] bytes.
+    pub head: &'a [u8],
+    /// Its last [`crate::codec::FRAME_TRAILER_BYTES`] bytes.
+    pub tail: &'a [u8],
+}
+
+/// The split that commits an object a client stored straight in S3 as
+/// `version` of the item `parent` (checked with [`check_object_parent`]):
+/// the manifest (format 3) records the codec and raw length its frame's
+/// header gives, the digest its trailer gives, its length, and `attribute`
+/// as the one attribute it holds. Refused when the header is not a frame's
+/// or the raw length is over the limit. This only describes the object:
+/// its bytes must then be read through once (every length and the digest
+/// checked, as any read of it does) before the split is committed.
+pub fn object_upload(
+    mut parent: Item,
+    attribute: &str,
+    version: crate::VersionId,
+    stored: StoredObject<'_>,
+    rules: &UploadRules<'_>,
+) -> Result<crate::SplitItem, UploadError> {
+    use crate::codec::{FRAME_HEADER_BYTES, FRAME_TRAILER_BYTES, FrameHeader};
+    check_object_parent(&parent, attribute, rules)?;
+    let too_short = stored.len < (FRAME_HEADER_BYTES + FRAME_TRAILER_BYTES) as u64
+        || stored.tail.len() != FRAME_TRAILER_BYTES;
+    if too_short {
+        let len = usize::try_from(stored.len).unwrap_or(usize::MAX);
+        let error = crate::codec::CodecError::FrameTruncated { len };
+        return Err(UploadError::Item(SplitError::Codec(error)));
+    }
+    let header = FrameHeader::parse_header(stored.head)
+        .map_err(|e| UploadError::Item(SplitError::Codec(e)))?;
+    if header.raw_len > rules.max_raw_bytes {
+        return Err(UploadError::TooLarge {
+            raw_len: header.raw_len,
+            limit: rules.max_raw_bytes,
+        });
+    }
+    let manifest = Manifest {
+        version,
+        layout: rules.layout.name().into(),
+        codec: header.codec,
+        chunk_count: 0,
+        chunk_bytes: 0,
+        stored_len: stored.len,
+        raw_len: header.raw_len,
+        digest: FrameHeader::trailer_digest(stored.tail),
+        spilled: alloc::vec![attribute.into()],
+        inline: None,
+        updated: None,
+        groups: Vec::new(),
+        object: Some(stored.object),
+    };
+    parent.insert(MANIFEST_ATTRIBUTE.into(), manifest.to_value());
+    let size = item_size(&parent);
+    if size > MAX_ITEM_BYTES {
+        let limit = MAX_ITEM_BYTES;
+        return Err(UploadError::Item(SplitError::ParentTooLarge {
+            size,
+            limit,
+        }));
+    }
+    Ok(crate::SplitItem {
+        parent,
+        chunks: Vec::new(),
+        manifest: Some(manifest),
+    })
+}

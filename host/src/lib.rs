@@ -52,6 +52,7 @@ mod get_file;
 mod history;
 mod inspect;
 pub mod json;
+mod object_upload;
 mod objects;
 mod out_file;
 mod partial_file;
@@ -87,6 +88,9 @@ pub use inspect::{
     ChunkInfo, Inspection, ListPage, StoredItem, inspect, list, list_page, stored_parent,
 };
 pub use json::OutcomeJson;
+pub use object_upload::{
+    ObjectUploadRequest, PresignedPut, commit_object_upload, max_frame_bytes, presign_object_upload,
+};
 pub use objects::{Objects, aws_s3_client, ensure_bucket, local_s3_client};
 pub use out_file::replace_file;
 pub use preview::{Preview, preview};

@@ -610,7 +610,8 @@ pub async fn serve(client: &Client, args: &ServeArgs) -> Result<ExitCode, HostEr
                 );
                 create_tables(client, &table).await?;
                 eprintln!("created table {name} (chunks in {})", table.chunk_table);
-                table
+                // As described now, with the command line's S3 store.
+                super::discover(client, name).await?
             }
             Err(e) => return Err(e),
         };

@@ -50,6 +50,9 @@ pub(crate) struct Driver<'p> {
     flying: JoinSet<(RequestId, Response)>,
     /// What `progress` was last told.
     shown: dynaslice_core::protocol::Progress,
+    /// A parent not yet committed, answered to the machine's GetItem
+    /// instead of the store's ([`Driver::holding`]).
+    held: Option<dynaslice_core::Item>,
 }
 
 impl<'p> Driver<'p> {
@@ -60,7 +63,16 @@ impl<'p> Driver<'p> {
             progress,
             flying: JoinSet::new(),
             shown: Default::default(),
+            held: None,
         }
+    }
+
+    /// This driver, answering the machine's GetItem of a parent with
+    /// `parent` instead of asking the store: how the host reads an
+    /// uploaded object through before it commits the parent naming it.
+    pub(crate) fn holding(mut self, parent: dynaslice_core::Item) -> Self {
+        self.held = Some(parent);
+        self
     }
 
     /// A driver that sends S3's requests to `table`'s object store.
@@ -82,6 +94,17 @@ impl<'p> Driver<'p> {
             let step = machine.poll();
             self.report(machine.progress());
             match step {
+                Step::Send(send)
+                    if self.held.is_some() && matches!(send.request, Request::Get(_)) =>
+                {
+                    let response = Response {
+                        result: Ok(Answer::Item(self.held.clone())),
+                        consumed: 0.0,
+                        date: None,
+                        local_ms: local_ms(),
+                    };
+                    machine.handle(send.id, response);
+                }
                 Step::Send(send) => {
                     let client = self.client.clone();
                     let s3 = self.s3.clone();

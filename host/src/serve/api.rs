@@ -109,6 +109,11 @@ async fn config(Extract(state): Shared) -> Json<Value> {
                 "indexKeys": index_keys,
                 "ttl": t.ttl,
                 "anchors": t.anchors.is_some(),
+                // Large payloads go straight to S3 (POST /api/upload/object).
+                "s3": t.objects.as_ref().map(|o| json!({
+                    "bucket": o.store.bucket,
+                    "thresholdBytes": o.store.threshold,
+                })),
             })
         })
         .collect();

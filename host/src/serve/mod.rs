@@ -9,6 +9,7 @@
 
 mod api;
 mod guard;
+mod object_upload;
 mod status;
 mod upload;
 

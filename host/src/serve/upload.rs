@@ -103,15 +103,22 @@ pub fn upload_router<S: Clone + Send + Sync + 'static>(
         client,
         config,
         permits: Arc::new(Semaphore::new(max_uploads.max(1))),
+        grants: Default::default(),
     });
-    Router::new().route("/", post(upload)).with_state(state)
+    Router::new()
+        .route("/", post(upload))
+        .route("/object", post(super::object_upload::grant))
+        .route("/object/commit", post(super::object_upload::commit))
+        .with_state(state)
 }
 
-/// The upload endpoint's state: where to write, its rules, its permits.
-struct Uploads {
-    client: Client,
-    config: UploadConfig,
-    permits: Arc<Semaphore>,
+/// The upload endpoint's state: where to write, its rules, its permits,
+/// and the presigned PUTs waiting for their commit.
+pub(super) struct Uploads {
+    pub(super) client: Client,
+    pub(super) config: UploadConfig,
+    pub(super) permits: Arc<Semaphore>,
+    pub(super) grants: super::object_upload::Grants,
 }
 
 async fn upload(
@@ -188,15 +195,24 @@ fn admit<'c>(
             "an upload is sent as application/octet-stream",
         ));
     }
+    admit_table(config, params).map(|(_, table)| table)
+}
+
+/// The table the `table` query parameter names, when it is allowed.
+pub(super) fn admit_table<'c, 'p>(
+    config: &'c UploadConfig,
+    params: &'p BTreeMap<String, String>,
+) -> Result<(&'p str, &'c TableConfig), ApiError> {
     let name = params.get("table").ok_or_else(|| {
         ApiError::new(Code::ParameterMissing, "query parameter table is required")
     })?;
-    config.tables.get(name).ok_or_else(|| {
+    let table = config.tables.get(name).ok_or_else(|| {
         ApiError::new(
             Code::TableNotAllowed,
             format!("table {name} is not on this server's allow-list"),
         )
-    })
+    })?;
+    Ok((name, table))
 }
 
 /// An upload read and checked: the parent, and its chunk items as stored.

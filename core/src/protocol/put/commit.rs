@@ -235,7 +235,7 @@ impl PutMachine<'_> {
         }
         let object = self.table.owned_object(old?)?;
         let own = self.object.as_ref().map(|o| &o.object);
-        (own != Some(&object)).then_some(object)
+        (own.or(self.uploaded.as_ref()) != Some(&object)).then_some(object)
     }
 
     /// What an unconditional commit replaced, from the old parent its

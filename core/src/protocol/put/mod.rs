@@ -27,7 +27,7 @@ use super::error::ProtocolError;
 use super::flights::{Consumed, Failed, Flights, Resend, Settled, item, old};
 use super::pace::Pace;
 use super::policy::{INITIAL_WRITE_LIMIT, RESTAMP_TOLERANCE_MS};
-use super::request::{Answer, Request, RequestId, Response};
+use super::request::{Answer, ObjectKey, ObjectRequest, Request, RequestId, Response};
 use super::{Env, Machine, Progress, Step};
 use crate::history::keeps_history;
 use crate::plan::{BatchWrite, Expect, WriteKind, WriteMode, parent_get};
@@ -182,6 +182,10 @@ pub struct PutMachine<'a> {
     keeps: bool,
     /// The S3 object a stream's payload goes to, when it goes to one.
     object: Option<ObjectUpload>,
+    /// The object of an upload a client stored straight in S3 (a
+    /// [`PutSource::Upload`] whose manifest names one): committed by this
+    /// write, or deleted when it fails.
+    uploaded: Option<ObjectKey>,
 }
 
 impl<'a> PutMachine<'a> {
@@ -222,6 +226,7 @@ impl<'a> PutMachine<'a> {
             stored_parent: None,
             keeps: false,
             object: None,
+            uploaded: None,
         };
         if let PutSource::Stream { len, .. } = &machine.source {
             if machine.options.mode == WriteMode::Atomic {
@@ -456,6 +461,11 @@ impl Machine for PutMachine<'_> {
                         // request settled (a start answered meanwhile).
                         for undo in self.object.iter().flat_map(|o| o.undo()) {
                             self.deletes.add_object(undo, Purpose::Abort);
+                        }
+                        // A client's object this write would have committed.
+                        if let Some(object) = self.uploaded.clone() {
+                            let delete = ObjectRequest::Delete { object };
+                            self.deletes.add_object(delete, Purpose::Abort);
                         }
                     }
                     if self.send_deletes() {

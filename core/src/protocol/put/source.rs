@@ -13,13 +13,13 @@ use crate::plan::{WriteKind, WriteMode, WriteSteps, plan_streamed_commit_as, pla
 use crate::protocol::error::ProtocolError;
 use crate::protocol::flights::Resend;
 use crate::protocol::policy::{INPUT_BYTES, WORK_BYTES};
-use crate::protocol::request::Request;
+use crate::protocol::request::{ObjectKey, Request};
 use crate::protocol::{Progress, Step};
 use crate::size::item_size;
 use crate::upload::{UploadRules, restamp};
 use crate::value::Item;
 use crate::write::item_stream::{ItemSplit, split_item_streamed};
-use crate::write::split::{CodecChoice, SplitItem, split_item};
+use crate::write::split::{CodecChoice, SplitError, SplitItem, split_item};
 use crate::write::stream_split::StreamSplit;
 
 impl PutMachine<'_> {
@@ -129,7 +129,21 @@ impl PutMachine<'_> {
                     manifest: None,
                 };
                 let mut split = core::mem::replace(upload, placeholder);
-                if let Some(mut manifest) = split.manifest.take() {
+                if let Some(manifest) = split.manifest.as_ref().filter(|m| m.object.is_some()) {
+                    // An object a client stored straight (a presigned
+                    // PUT): its key names its version, which stays.
+                    if !split.chunks.is_empty() {
+                        return Err(SplitError::BadOptions {
+                            reason: "an upload stored in S3 has no chunks",
+                        }
+                        .into());
+                    }
+                    self.version = manifest.version;
+                    self.uploaded = manifest.object.as_ref().map(|o| ObjectKey {
+                        bucket: o.bucket.clone(),
+                        key: o.key.clone(),
+                    });
+                } else if let Some(mut manifest) = split.manifest.take() {
                     let rules = UploadRules::of(&self.table, self.options.max_item_bytes as u64);
                     let chunks = core::mem::take(&mut split.chunks);
                     split.chunks = restamp(

@@ -1,0 +1,189 @@
+//! Uploads straight to S3 (docs/API.md): `POST /object?table=NAME` hands
+//! out a presigned PUT for a fresh version's object inside the caller's
+//! key scope, with the frame's length and CRC-32 signed into it; `POST
+//! /object/commit?table=NAME` checks what was stored and commits it
+//! ([`crate::commit_object_upload`]). Each grant is used once, by a caller
+//! whose scope holds its key, within its time.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::Json;
+use base64::Engine;
+use dynaslice_core::{Category, Code};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+
+use super::upload::{Uploads, admit_table};
+use super::{ApiError, KeyScope, check_scope};
+use crate::json::{OutcomeJson, item_from_json};
+use crate::put::PutOptions;
+use crate::{ObjectUploadRequest, commit_object_upload, presign_object_upload};
+
+/// How long a presigned PUT is valid.
+const URL_LIFETIME: Duration = Duration::from_secs(15 * 60);
+/// Grants waiting for their commit at once; more are refused (503).
+const MAX_GRANTS: usize = 1024;
+
+/// A presigned PUT handed out, waiting for its commit.
+pub(super) struct Grant {
+    table: String,
+    request: ObjectUploadRequest,
+    until: Instant,
+}
+
+/// Grants by version.
+#[derive(Default)]
+pub(super) struct Grants(Mutex<HashMap<String, Grant>>);
+
+impl Grants {
+    fn insert(&self, version: String, grant: Grant) -> Result<(), ApiError> {
+        let mut grants = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        grants.retain(|_, g| g.until > now);
+        if grants.len() >= MAX_GRANTS {
+            return Err(ApiError::busy("uploads waiting for their commit"));
+        }
+        grants.insert(version, grant);
+        Ok(())
+    }
+
+    /// The grant of `version`, taken: it is used once.
+    fn take(&self, version: &str) -> Option<Grant> {
+        let mut grants = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        grants.remove(version).filter(|g| g.until > Instant::now())
+    }
+}
+
+fn malformed(message: impl Into<String>) -> ApiError {
+    ApiError::new(Code::UploadMalformed, message).with_status(StatusCode::BAD_REQUEST)
+}
+
+fn json_body(body: &Bytes) -> Result<Value, ApiError> {
+    serde_json::from_slice(body).map_err(|e| malformed(format!("the body is not JSON: {e}")))
+}
+
+fn scope_of(scope: Option<Extension<KeyScope>>) -> Result<KeyScope, ApiError> {
+    scope.map(|Extension(s)| s).ok_or_else(|| {
+        ApiError::new(
+            Code::KeyScopeMissing,
+            "the server mounts the upload router without a key scope for this request",
+        )
+    })
+}
+
+/// A refusal of what the caller sent or stored is the caller's fault
+/// (400), unless it is over a limit (413), lost to another writer (409), or
+/// the server's or the store's failure.
+fn refused(error: crate::HostError) -> ApiError {
+    let error = ApiError::from(error);
+    match error.code().category() {
+        Category::TooLarge | Category::Conflict | Category::Unavailable | Category::Failure => {
+            error
+        }
+        _ => error.with_status(StatusCode::BAD_REQUEST),
+    }
+}
+
+/// `POST /object?table=NAME`, body `{ parent, attribute, size, crc32 }`
+/// (`crc32` the frame's CRC-32 in base64, as S3's `x-amz-checksum-crc32`):
+/// `{ url, method, headers, version, key, expiresInSeconds }`.
+pub(super) async fn grant(
+    State(uploads): State<Arc<Uploads>>,
+    Query(params): Query<BTreeMap<String, String>>,
+    scope: Option<Extension<KeyScope>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let scope = scope_of(scope)?;
+    let (name, table) = admit_table(&uploads.config, &params)?;
+    let body = json_body(&body)?;
+    let parent = item_from_json(&body["parent"]).map_err(ApiError::from)?;
+    check_scope(&scope, table, &parent)?;
+    let attribute = body["attribute"]
+        .as_str()
+        .ok_or_else(|| malformed("attribute must be the name of the binary attribute"))?;
+    let size = body["size"]
+        .as_u64()
+        .ok_or_else(|| malformed("size must be the frame's length in bytes"))?;
+    let crc32 = body["crc32"]
+        .as_str()
+        .and_then(|c| base64::engine::general_purpose::STANDARD.decode(c).ok())
+        .and_then(|c| <[u8; 4]>::try_from(c).ok())
+        .map(u32::from_be_bytes)
+        .ok_or_else(|| malformed("crc32 must be the frame's CRC-32, 4 bytes in base64"))?;
+    let request = ObjectUploadRequest {
+        parent,
+        attribute: attribute.to_string(),
+        size,
+        crc32,
+    };
+    let max = uploads.config.max_item_bytes as u64;
+    let put = presign_object_upload(table, &request, max, URL_LIFETIME)
+        .await
+        .map_err(refused)?;
+    let version = put.version.to_text();
+    let grant = Grant {
+        table: name.to_string(),
+        request,
+        until: Instant::now() + URL_LIFETIME + uploads.config.body_timeout,
+    };
+    uploads.grants.insert(version.clone(), grant)?;
+    let headers: serde_json::Map<String, Value> = put
+        .headers
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    Ok(Json(json!({
+        "url": put.url,
+        "method": "PUT",
+        "headers": headers,
+        "version": version,
+        "key": put.key,
+        "expiresInSeconds": URL_LIFETIME.as_secs(),
+    })))
+}
+
+/// `POST /object/commit?table=NAME`, body `{ version }`: the object
+/// checked and committed; the put's outcome as `POST /` answers it.
+pub(super) async fn commit(
+    State(uploads): State<Arc<Uploads>>,
+    Query(params): Query<BTreeMap<String, String>>,
+    scope: Option<Extension<KeyScope>>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let scope = scope_of(scope)?;
+    let (name, table) = admit_table(&uploads.config, &params)?;
+    let body = json_body(&body)?;
+    let version = body["version"]
+        .as_str()
+        .ok_or_else(|| malformed("version must be the version the grant named"))?;
+    let unknown = || {
+        ApiError::new(
+            Code::NotFound,
+            "no upload waits for this version here (unknown, used or expired)",
+        )
+    };
+    let grant = uploads.grants.take(version).ok_or_else(unknown)?;
+    if grant.table != name {
+        return Err(unknown());
+    }
+    check_scope(&scope, table, &grant.request.parent)?;
+    let version = dynaslice_core::VersionId::parse(version).map_err(|_| unknown())?;
+    let _permit = Arc::clone(&uploads.permits)
+        .try_acquire_owned()
+        .map_err(|_| ApiError::busy("uploads"))?;
+    let key = table.key.key_of(&grant.request.parent);
+    let options = PutOptions {
+        max_item_bytes: uploads.config.max_item_bytes,
+        ..PutOptions::default()
+    };
+    let outcome = commit_object_upload(&uploads.client, table, grant.request, version, &options)
+        .await
+        .map_err(refused)?;
+    Ok(Json(outcome.to_json(&key)))
+}

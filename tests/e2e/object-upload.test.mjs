@@ -1,0 +1,173 @@
+// Uploads straight to S3 (docs/API.md, "Uploads straight to S3") against a
+// real `dynaslice serve` and a real S3 server (SeaweedFS), as a browser
+// would make them but from Node, so every part can be forged: the server
+// grants a presigned PUT inside the caller's key scope with the frame's
+// length and CRC-32 signed in, the client PUTs the frame to S3 itself, and
+// the commit checks the object (length, frame, digest) before the parent
+// naming it is written.
+//
+// - A 30 MB file goes through and reads back byte for byte, from one object
+//   at the granted key; the grant is used once.
+// - Refused, with nothing committed and no object left: a key outside the
+//   caller's scope (no URL at all), a body with another checksum, a body
+//   longer than granted, an object that is not a frame, a frame whose digest
+//   does not match its bytes.
+//
+// Every expected byte comes from the data generated here; the CRC-32 from
+// Node's zlib. Needs the `weed` binary (scripts/setup.mjs) and the host.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { crc32 } from 'node:zlib';
+import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { chunkData, split } from 'dynaslice';
+import { itemToWire } from '../../www/js/wire.js';
+import { startSeaweedFS } from '../js/support/seaweedfs.mjs';
+import { apiFetch, keyParam, startServer } from './support/server.mjs';
+
+const MB = 1 << 20;
+const BUCKET = 'media';
+const TABLE = 'dynaslice-demo';
+const SCOPE = 'alice/';
+
+let weed;
+let s3;
+let server;
+
+before(async () => {
+  weed = await startSeaweedFS();
+  s3 = weed.client();
+  server = await startServer(['--s3-bucket', BUCKET, '--s3-endpoint', weed.endpoint, '--key-prefix', SCOPE, '--max-item-bytes', String(64 * MB)]);
+});
+
+after(async () => {
+  await server?.stop();
+  s3?.destroy();
+  await weed?.stop();
+});
+
+/** The frame and the parent (no manifest) of `bytes` as the binary attribute `data` of `pk`, split with the npm package. */
+function frameOf(pk, bytes) {
+  const result = split({ pk: { S: pk }, name: { S: 'clip.bin' }, data: { B: bytes } }, { table: TABLE, key: [{ name: 'pk', type: 'S' }], codec: 'none' });
+  const { _ds: _, ...parent } = result.parent;
+  return { parent, frame: Buffer.concat(result.chunks.map((c) => chunkData(c))) };
+}
+
+const b64crc = (bytes) => {
+  const out = Buffer.alloc(4);
+  out.writeUInt32BE(crc32(bytes));
+  return out.toString('base64');
+};
+
+async function post(path, body) {
+  const response = await apiFetch(server, `/api/upload/${path}?table=${TABLE}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function grant(parent, frame, claim = {}) {
+  return post('object', { parent: itemToWire(parent), attribute: 'data', size: claim.size ?? frame.length, crc32: claim.crc32 ?? b64crc(frame) });
+}
+
+/** The presigned PUT, sent as a browser sends it: every signed header but those the browser sets itself. */
+async function putObject(granted, body) {
+  const headers = Object.fromEntries(Object.entries(granted.headers).filter(([name]) => !['content-length', 'host'].includes(name.toLowerCase())));
+  try {
+    const response = await fetch(granted.url, { method: granted.method, headers, body });
+    return response.status;
+  } catch (error) {
+    // A server may refuse a body longer than declared by closing the connection.
+    return `failed: ${error.cause?.code ?? error.message}`;
+  }
+}
+
+async function objectKeys() {
+  const page = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET }));
+  return (page.Contents ?? []).map((o) => o.Key).sort();
+}
+
+async function stored(pk) {
+  const response = await apiFetch(server, `/api/item?table=${TABLE}&key=${keyParam(pk)}&attribute=data`);
+  return response.status === 200 ? Buffer.from(await response.arrayBuffer()) : response.status;
+}
+
+describe('uploads straight to S3', () => {
+  test('a 30 MB file: granted, PUT to S3, checked, committed, read back byte for byte', async () => {
+    const bytes = randomBytes(30 * MB);
+    const { parent, frame } = frameOf(`${SCOPE}clip`, bytes);
+    const granted = await grant(parent, frame);
+    assert.equal(granted.status, 200, JSON.stringify(granted.body));
+    assert.ok(granted.body.key.startsWith(`dynaslice/${TABLE}/`), granted.body.key);
+    assert.equal(await putObject(granted.body, frame), 200);
+    const committed = await post('object/commit', { version: granted.body.version });
+    assert.equal(committed.status, 200, JSON.stringify(committed.body));
+    assert.ok((await stored(`${SCOPE}clip`)).equals(bytes), 'the item reads back whole');
+    assert.deepEqual(await objectKeys(), [granted.body.key], 'one object, at the granted key');
+    const again = await post('object/commit', { version: granted.body.version });
+    assert.equal(again.status, 404, 'a grant is used once');
+    assert.ok((await stored(`${SCOPE}clip`)).equals(bytes), 'a replayed commit changes nothing');
+  });
+
+  test('another user’s key scope gets no URL', async () => {
+    const { parent, frame } = frameOf('bob/clip', randomBytes(MB));
+    const granted = await grant(parent, frame);
+    assert.equal(granted.status, 403, JSON.stringify(granted.body));
+    assert.equal(granted.body.error.code, 'KEY_OUT_OF_SCOPE');
+    assert.equal(granted.body.url, undefined);
+  });
+
+  describe('refused, nothing committed, no object left', () => {
+    /** Grant for `frame`, PUT `body` instead, commit: the commit's answer, the PUT's status. */
+    async function attempt(pk, frame, body, claim) {
+      const before = await objectKeys();
+      const granted = await grant({ pk: { S: pk }, name: { S: 'clip.bin' } }, frame, claim);
+      assert.equal(granted.status, 200, JSON.stringify(granted.body));
+      const put = await putObject(granted.body, body);
+      const committed = await post('object/commit', { version: granted.body.version });
+      assert.equal(await stored(pk), 404, 'nothing committed');
+      assert.deepEqual(await objectKeys(), before, 'no object left');
+      const uploads = await s3.send(new ListMultipartUploadsCommand({ Bucket: BUCKET }));
+      assert.deepEqual(uploads.Uploads ?? [], []);
+      return { put, committed };
+    }
+
+    test('a body with another checksum: S3 refuses it', async () => {
+      const { frame } = frameOf(`${SCOPE}forged`, randomBytes(2 * MB));
+      const other = Buffer.from(frame);
+      other[other.length - 100] ^= 1;
+      const { put, committed } = await attempt(`${SCOPE}forged`, frame, other);
+      assert.equal(put, 400, 'S3 checks the signed CRC-32');
+      assert.equal(committed.body.error.code, 'OBJECT_MISSING');
+    });
+
+    test('a body longer than granted: S3 refuses it', async () => {
+      const { frame } = frameOf(`${SCOPE}longer`, randomBytes(2 * MB));
+      const longer = Buffer.concat([frame, randomBytes(MB)]);
+      const { put, committed } = await attempt(`${SCOPE}longer`, frame, longer, { crc32: b64crc(longer) });
+      assert.notEqual(put, 200);
+      assert.equal(committed.body.error.code, 'OBJECT_MISSING');
+    });
+
+    test('an object that is not a frame: stored by S3, refused and deleted by the commit', async () => {
+      const junk = randomBytes(MB);
+      const { put, committed } = await attempt(`${SCOPE}junk`, junk, junk);
+      assert.equal(put, 200);
+      assert.equal(committed.status, 400);
+      assert.equal(committed.body.error.code, 'FRAME_BAD_MAGIC');
+    });
+
+    test('a frame whose bytes do not match its digest: refused and deleted', async () => {
+      const { frame } = frameOf(`${SCOPE}damaged`, randomBytes(3 * MB));
+      const damaged = Buffer.from(frame);
+      damaged[damaged.length - 1000] ^= 0x40;
+      const { put, committed } = await attempt(`${SCOPE}damaged`, damaged, damaged);
+      assert.equal(put, 200);
+      assert.equal(committed.status, 400);
+      assert.match(committed.body.error.code, /^(DIGEST_MISMATCH|FRAME_MISMATCH)$/);
+    });
+  });
+});
