@@ -485,6 +485,13 @@ export function carriesVersion(parent: DynamoItemInput | undefined, version: str
  */
 export function chunkData(chunk: DynamoItemInput): Uint8Array;
 
+/**
+ * The CRC-32 (ISO-HDLC: gzip's, and S3's `x-amz-checksum-crc32` as an unsigned number) of
+ * `bytes`, or of the pieces in order: a split's frame is its chunks' `chunkData` in sequence
+ * order, which `POST /api/upload/object` takes the checksum of (docs/API.md).
+ */
+export function crc32(bytes: Uint8Array | Iterable<Uint8Array>): number;
+
 /** Options of {@link Splitter} and {@link splitStream}. */
 export interface StreamOptions extends TableOptions, InputOptions {
   /** Name of the binary attribute the streamed bytes become. */

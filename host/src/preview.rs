@@ -13,9 +13,11 @@ use dynaslice_core::codec::{Codec, FRAME_HEADER_BYTES, FrameHeader, decompress_p
 use dynaslice_core::encoding::single_blob_span;
 use dynaslice_core::layout::chunk_key;
 use dynaslice_core::manifest::Manifest;
+use dynaslice_core::object::{ObjectRef, ObjectStore};
 use dynaslice_core::plan::{
     BatchGet, MAX_BATCH_GET_BYTES, MAX_BATCH_GET_KEYS, PlanError, parent_get,
 };
+use dynaslice_core::protocol::{Answer, ObjectAnswer, ObjectKey, ObjectRequest, ProtocolError};
 use dynaslice_core::{
     AttributeValue, Item, MAX_ITEM_BYTES, ReassembleError, ReassembleOptions, reassemble,
     verify_chunk,
@@ -82,6 +84,27 @@ pub async fn preview(
             return Ok(Some(whole_item_preview(table, &item, manifest, range)));
         }
     };
+    // A payload in S3 is read as chunks of OBJECT_PIECE_BYTES: ranges of
+    // its object, conditional on the ETag the manifest recorded.
+    let object = ObjectStore::owned(
+        table.objects.as_ref().map(|o| &o.store),
+        &table.key,
+        &parent,
+        &manifest,
+    )
+    .map_err(|e| HostError::Protocol(e.into()))?
+    .cloned()
+    .zip(table.objects.as_ref().map(|o| o.client.clone()));
+    let manifest = match &object {
+        Some(_) => Manifest {
+            object: None,
+            chunk_count: u32::try_from(manifest.stored_len.div_ceil(OBJECT_PIECE_BYTES))
+                .unwrap_or(u32::MAX),
+            chunk_bytes: OBJECT_PIECE_BYTES as u32,
+            ..manifest
+        },
+        None => manifest,
+    };
     let mut reader = ChunkReader {
         client,
         retry: options.retry,
@@ -90,6 +113,7 @@ pub async fn preview(
         manifest: &manifest,
         frame: Vec::new(),
         next: 0,
+        object,
     };
     if manifest.codec == Codec::None {
         return Ok(Some(stored_range(&mut reader, range).await?));
@@ -236,7 +260,12 @@ struct ChunkReader<'a> {
     manifest: &'a Manifest,
     frame: Vec<u8>,
     next: u32,
+    /// The S3 object holding the frame, and the client that reaches it.
+    object: Option<(ObjectRef, aws_sdk_s3::Client)>,
 }
+
+/// The pieces a payload in S3 is read in, as if they were chunks.
+const OBJECT_PIECE_BYTES: u64 = 256 << 10;
 
 impl ChunkReader<'_> {
     fn complete(&self) -> bool {
@@ -245,6 +274,9 @@ impl ChunkReader<'_> {
 
     /// Reads chunks `first..=last`, checked, and returns their bytes in order.
     async fn read(&self, first: u32, last: u32) -> Result<Vec<u8>, HostError> {
+        if let Some((object, client)) = &self.object {
+            return self.read_object(object, client, first, last).await;
+        }
         let seqs: Vec<u32> = (first..=last).collect();
         let keys = seqs
             .iter()
@@ -284,5 +316,53 @@ impl ChunkReader<'_> {
             )?);
         }
         Ok(bytes)
+    }
+
+    /// The bytes of pieces `first..=last` of the object: one ranged GET,
+    /// only if the object still has its recorded ETag, exactly as long as
+    /// asked (the frame's header and codec check the rest).
+    async fn read_object(
+        &self,
+        object: &ObjectRef,
+        client: &aws_sdk_s3::Client,
+        first: u32,
+        last: u32,
+    ) -> Result<Vec<u8>, HostError> {
+        let stored = self.manifest.stored_len;
+        let start = (u64::from(first) * OBJECT_PIECE_BYTES).min(stored);
+        let end = ((u64::from(last) + 1) * OBJECT_PIECE_BYTES).min(stored);
+        let described = || format!("s3://{}/{}", object.bucket, object.key);
+        let request = ObjectRequest::Get {
+            object: ObjectKey {
+                bucket: object.bucket.clone(),
+                key: object.key.clone(),
+            },
+            etag: object.etag.clone(),
+            range: start..end,
+        };
+        let answer = crate::objects::send_object(client, request).await;
+        match answer {
+            Ok(Answer::Object(ObjectAnswer::Bytes { bytes, etag }))
+                if etag.as_ref().is_none_or(|e| *e == object.etag) =>
+            {
+                if bytes.len() as u64 != end - start {
+                    return Err(HostError::Protocol(ProtocolError::ObjectLength {
+                        object: described(),
+                        expected: stored,
+                        found: start + bytes.len() as u64,
+                    }));
+                }
+                Ok(bytes)
+            }
+            Ok(_) => Err(HostError::Protocol(ProtocolError::ObjectMissing {
+                object: described(),
+            })),
+            Err(f) if matches!(f.code.as_str(), "PreconditionFailed" | "NoSuchKey") => {
+                Err(HostError::Protocol(ProtocolError::ObjectMissing {
+                    object: described(),
+                }))
+            }
+            Err(f) => Err(HostError::S3(format!("{}: {}", f.code, f.message))),
+        }
     }
 }

@@ -12,18 +12,26 @@
 //   caller's scope (no URL at all), a body with another checksum, a body
 //   longer than granted, an object that is not a frame, a frame whose digest
 //   does not match its bytes.
+// - In Chromium, the page uploads a 100 MB file straight to S3 (the bucket's
+//   CORS lets the page's origin PUT) and reads it back identical; from the
+//   page, another user's scope, a wrong checksum and a larger body are
+//   refused, and nothing is committed.
 //
 // Every expected byte comes from the data generated here; the CRC-32 from
 // Node's zlib. Needs the `weed` binary (scripts/setup.mjs) and the host.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { crc32 } from 'node:zlib';
-import { ListMultipartUploadsCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { ListMultipartUploadsCommand, ListObjectsV2Command, PutBucketCorsCommand } from '@aws-sdk/client-s3';
 import { chunkData, split } from 'dynaslice';
 import { itemToWire } from '../../www/js/wire.js';
 import { startSeaweedFS } from '../js/support/seaweedfs.mjs';
+import { launch, openPage } from './support/browser.mjs';
 import { apiFetch, keyParam, startServer } from './support/server.mjs';
 
 const MB = 1 << 20;
@@ -38,7 +46,10 @@ let server;
 before(async () => {
   weed = await startSeaweedFS();
   s3 = weed.client();
-  server = await startServer(['--s3-bucket', BUCKET, '--s3-endpoint', weed.endpoint, '--key-prefix', SCOPE, '--max-item-bytes', String(64 * MB)]);
+  server = await startServer(['--s3-bucket', BUCKET, '--s3-endpoint', weed.endpoint, '--key-prefix', SCOPE, '--max-item-bytes', String(160 * MB)]);
+  // What a deployment sets on its bucket: the page's origin may PUT.
+  const rule = { AllowedOrigins: [server.url], AllowedMethods: ['PUT'], AllowedHeaders: ['*'], ExposeHeaders: ['ETag'] };
+  await s3.send(new PutBucketCorsCommand({ Bucket: BUCKET, CORSConfiguration: { CORSRules: [rule] } }));
 });
 
 after(async () => {
@@ -169,5 +180,76 @@ describe('uploads straight to S3', () => {
       assert.equal(committed.status, 400);
       assert.match(committed.body.error.code, /^(DIGEST_MISMATCH|FRAME_MISMATCH)$/);
     });
+  });
+});
+
+describe('the page, in Chromium', () => {
+  test('a 100 MB file goes straight to S3 and reads back identical; forged uploads are refused', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dynaslice-s3-page-'));
+    const browser = await launch();
+    try {
+      const page = await openPage(browser, server);
+      const data = randomBytes(100 * MB);
+      const file = join(dir, 'film.bin');
+      writeFileSync(file, data);
+      const before = await objectKeys();
+      await page.fill('#key', `${SCOPE}film`);
+      await page.setInputFiles('#file', file);
+      await page.waitForSelector('#plan[data-state="ready"]', { timeout: 120_000 });
+      await page.click('#upload');
+      await page.waitForSelector('#verify[data-state="verified"]', { timeout: 300_000 });
+      assert.equal(await page.getAttribute('body', 'data-route'), 's3', 'the page sent the frame to S3, not to the server');
+      assert.ok((await stored(`${SCOPE}film`)).equals(data), 'read back identical');
+      const added = (await objectKeys()).filter((k) => !before.includes(k));
+      assert.equal(added.length, 1, 'one object');
+      await page.waitForSelector('#preview-box:not([hidden])');
+      assert.deepEqual(page.problems, [], 'the page’s own upload, read back and preview: no error');
+
+      // Forged from the page itself, with its own API module.
+      const frame = randomBytes(MB);
+      const refusals = await page.evaluate(
+        async ({ scope, frame, crc, other }) => {
+          const api = await import('/js/api.js');
+          const bytes = (numbers) => new Blob([new Uint8Array(numbers)]);
+          const code = async (run) => {
+            try {
+              await run();
+              return 'accepted';
+            } catch (error) {
+              return error.code ?? String(error);
+            }
+          };
+          const grant = (pk, size, crc32) =>
+            api.grantObject('dynaslice-demo', { parent: { pk: { S: pk } }, attribute: 'data', size, crc32 });
+          const out = {};
+          out.scope = await code(() => grant('bob/film', frame.length, crc));
+          // A wrong checksum: granted for one frame, another of its length sent.
+          const wrong = await grant(`${scope}wrong`, frame.length, crc);
+          out.wrongPut = await code(() => api.putObject(wrong, bytes(other), () => {}).done);
+          out.wrongCommit = await code(() => api.commitObject('dynaslice-demo', wrong.version));
+          // A larger body than granted.
+          const larger = await grant(`${scope}larger`, frame.length, crc);
+          out.largerPut = await code(() => api.putObject(larger, bytes([...frame, ...frame]), () => {}).done);
+          out.largerCommit = await code(() => api.commitObject('dynaslice-demo', larger.version));
+          return out;
+        },
+        { scope: SCOPE, frame: [...frame], crc: b64crc(frame), other: [...randomBytes(MB)] },
+      );
+      assert.deepEqual(refusals, {
+        scope: 'KEY_OUT_OF_SCOPE',
+        wrongPut: 'S3_ERROR',
+        wrongCommit: 'OBJECT_MISSING',
+        largerPut: refusals.largerPut === 'NETWORK' ? 'NETWORK' : 'S3_ERROR',
+        largerCommit: 'OBJECT_MISSING',
+      });
+      assert.equal(await stored(`${SCOPE}wrong`), 404);
+      assert.equal(await stored(`${SCOPE}larger`), 404);
+      assert.deepEqual((await objectKeys()).filter((k) => !before.includes(k)), added, 'no object of a refused upload');
+      // The browser logs each refused request, and nothing else.
+      assert.ok(page.problems.every((p) => /status of 4\d\d/.test(p)), page.problems.join('\n'));
+    } finally {
+      await browser.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -119,6 +119,23 @@ export function bind(wasm) {
       return wasm.carriesVersion(encodeItem(manifest, DYNAMODB_INPUT), version);
     },
 
+    crc32(bytes) {
+      const parts = bytes instanceof Uint8Array ? [bytes] : bytes;
+      if (parts === null || typeof parts?.[Symbol.iterator] !== 'function') {
+        throw dynasliceError('INPUT_INVALID', 'crc32 takes a Uint8Array or an iterable of Uint8Arrays');
+      }
+      const crc = new wasm.Crc32();
+      try {
+        for (const part of parts) {
+          if (!(part instanceof Uint8Array)) throw dynasliceError('INPUT_INVALID', 'crc32 takes a Uint8Array or an iterable of Uint8Arrays');
+          crc.update(part);
+        }
+        return crc.sum();
+      } finally {
+        crc.free();
+      }
+    },
+
     chunkData(chunk) {
       const name = constants().chunkDataAttribute;
       const data = reading(() => (isPlainObject(chunk) && Object.hasOwn(chunk, name) ? binaryOf(chunk[name]) : undefined));

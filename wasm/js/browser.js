@@ -22,6 +22,7 @@ export const {
   readCapacity,
   carriesVersion,
   chunkData,
+  crc32,
   Splitter,
   splitStream,
   ChunkReader,

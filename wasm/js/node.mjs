@@ -19,6 +19,7 @@ export const {
   readCapacity,
   carriesVersion,
   chunkData,
+  crc32,
   Splitter,
   splitStream,
   ChunkReader,

@@ -58,6 +58,31 @@ pub fn validate_item(item: &[u8], options: JsValue) -> JsResult<Array> {
     )))
 }
 
+/// A running CRC-32 (ISO-HDLC, S3's `ChecksumCRC32`), for a payload sent
+/// in pieces.
+#[wasm_bindgen]
+pub struct Crc32(dynaslice_core::codec::Crc32);
+
+#[wasm_bindgen]
+impl Crc32 {
+    /// A CRC-32 of no bytes yet.
+    #[wasm_bindgen(constructor)]
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        Self(dynaslice_core::codec::Crc32::new())
+    }
+
+    /// Adds `bytes`.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The checksum of every byte added.
+    pub fn sum(&self) -> u32 {
+        self.0.sum()
+    }
+}
+
 /// Compresses bytes into a self-describing frame.
 #[wasm_bindgen]
 pub fn compress(bytes: JsValue, options: JsValue) -> JsResult<Vec<u8>> {

@@ -132,3 +132,52 @@ export function upload(table, body, onProgress) {
   });
   return { done, abort: () => xhr.abort() };
 }
+
+/** A JSON `POST` of `body` to the upload router's `path`. */
+async function postJson(path, table, body) {
+  const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  return (await call(`/api/upload/${path}?${new URLSearchParams({ table })}`, init)).json();
+}
+
+/**
+ * `POST /api/upload/object`: a presigned PUT for a frame of `size` bytes
+ * with CRC-32 `crc32` (base64), holding the binary `attribute` of the item
+ * `parent` (its key and small attributes, binaries in base64):
+ * `{ url, method, headers, version, key, expiresInSeconds }`.
+ */
+export function grantObject(table, grant) {
+  return postJson('object', table, grant);
+}
+
+/** `POST /api/upload/object/commit`: the server checks the object stored for `version`, then commits it. */
+export function commitObject(table, version) {
+  return postJson('object/commit', table, { version });
+}
+
+/**
+ * The granted PUT, straight to S3 (no token: it is not the API's), with
+ * XMLHttpRequest for its progress and the signed headers the browser may
+ * set (it sets Content-Length and Host itself, from the body and the URL).
+ * Returns `{ done, abort }`.
+ */
+export function putObject(granted, body, onProgress) {
+  const xhr = new XMLHttpRequest();
+  const done = new Promise((resolve, reject) => {
+    xhr.open(granted.method, granted.url);
+    for (const [name, value] of Object.entries(granted.headers)) {
+      if (!['content-length', 'host'].includes(name.toLowerCase())) xhr.setRequestHeader(name, value);
+    }
+    xhr.upload.onprogress = (event) => onProgress(event.loaded, body.size);
+    xhr.onload = () => {
+      if (xhr.status >= 200 && xhr.status < 300) resolve();
+      else {
+        const code = /<Code>([^<]+)<\/Code>/.exec(xhr.responseText ?? '')?.[1] ?? `HTTP_${xhr.status}`;
+        reject(new ServerError(xhr.status, 'S3_ERROR', `S3 refused the upload: ${code}`));
+      }
+    };
+    xhr.onerror = () => reject(new NetworkError('the upload to S3 failed (is the bucket’s CORS set for this page?)'));
+    xhr.onabort = () => reject(Object.assign(new Error('upload cancelled'), { code: 'UPLOAD_CANCELLED' }));
+    xhr.send(body);
+  });
+  return { done, abort: () => xhr.abort() };
+}

@@ -5,7 +5,7 @@
 //
 // The package is imported by its name: the page's import map points
 // "dynaslice" at /pkg/dynaslice/js/browser.js, as a user's app would.
-import init, { itemSize, validateItem, split, readCapacity, readRequests, NumberValue } from 'dynaslice';
+import init, { chunkData, crc32, itemSize, validateItem, split, readCapacity, readRequests, NumberValue } from 'dynaslice';
 import * as api from './api.js';
 import { CodecComparison } from './codec-view.js';
 import { byId, fill, h } from './dom.js';
@@ -18,7 +18,7 @@ import { orderHistory, SAMPLE_SIZES } from './sample.js';
 import { parsePasted } from './pasted.js';
 import { compareStored, previewText } from './readback.js';
 import { takeToken } from './token.js';
-import { fromBase64, itemToWire, uploadBody } from './wire.js';
+import { fromBase64, itemToWire, toBase64, uploadBody } from './wire.js';
 
 /** A plan older than this is split again before uploading, so the plan shown is the one sent (the server stamps every upload with its own fresh version). */
 const PLAN_FRESH_MS = 5 * 60 * 1000;
@@ -94,7 +94,9 @@ function tableOptions() {
   const t = state.table;
   // The table's index keys and TTL attribute stay on the parent (the server refuses an upload
   // that spills them), and the chunks leave room for the TTL value.
-  return { table: t.name, key: t.key, layout: t.layout === 'collection' ? 'collection' : 'table', chunkTable: t.chunkTable, indexKeys: t.indexKeys ?? [], ttl: t.ttl ?? null, anchors: t.anchors === true };
+  // Splits and read plans for items up to the server's limit (the package's default is 64 MiB).
+  const limit = state.config.maxItemBytes;
+  return { table: t.name, key: t.key, layout: t.layout === 'collection' ? 'collection' : 'table', chunkTable: t.chunkTable, indexKeys: t.indexKeys ?? [], ttl: t.ttl ?? null, anchors: t.anchors === true, maxRawBytes: limit, maxBytes: limit };
 }
 
 const TYPE_NAMES = { S: 'text', N: 'number', B: 'base64 bytes' };
@@ -323,6 +325,53 @@ function makePlan() {
 
 // ---------------------------------------------------------------- upload and verify
 
+/**
+ * True when the split's payload goes straight to S3 (docs/API.md, "Uploads
+ * straight to S3"): the table keeps payloads in S3, the payload is one
+ * attribute's frame in chunks, at least the table's threshold.
+ */
+function straightToS3(table, result, attribute) {
+  const manifest = result.manifest;
+  return Boolean(
+    table.s3 &&
+      attribute &&
+      manifest &&
+      !manifest.inline &&
+      manifest.groups === 0 &&
+      manifest.spilled.length === 1 &&
+      manifest.spilled[0] === attribute &&
+      manifest.storedBytes >= table.s3.thresholdBytes,
+  );
+}
+
+/**
+ * The split's frame (`frame`, its chunks' data in order) PUT straight to S3
+ * with the URL the server grants, then committed by the server once it
+ * checked it. The parent goes without its manifest (`_ds`, docs/FORMAT.md
+ * §5): the server writes its own. Returns `{ done, abort }` as api.upload.
+ */
+function uploadToS3(table, result, attribute, frame, onProgress) {
+  let put;
+  let aborted = false;
+  const done = (async () => {
+    const { _ds: _, ...parent } = result.parent;
+    const sum = new Uint8Array(4);
+    new DataView(sum.buffer).setUint32(0, crc32(result.chunks.map((c) => chunkData(c))));
+    const granted = await api.grantObject(table, { parent: itemToWire(parent), attribute, size: frame.size, crc32: toBase64(sum) });
+    if (aborted) throw Object.assign(new Error('upload cancelled'), { code: 'UPLOAD_CANCELLED' });
+    put = api.putObject(granted, frame, onProgress);
+    await put.done;
+    return api.commitObject(table, granted.version);
+  })();
+  return {
+    done,
+    abort: () => {
+      aborted = true;
+      put?.abort();
+    },
+  };
+}
+
 function keyOf(parent) {
   const key = {};
   for (const k of state.table.key) key[k.name] = parent[k.name];
@@ -345,20 +394,23 @@ const startUpload = guarded(async () => {
   verify.dataset.state = 'idle';
   verify.textContent = '';
   byId('preview-box').hidden = true;
-  const body = uploadBody(result.parent, result.chunks);
+  const direct = straightToS3(state.table, result, current.attribute);
+  const body = direct ? new Blob(result.chunks.map((c) => chunkData(c))) : uploadBody(result.parent, result.chunks);
   const progress = byId('progress');
   const progressText = byId('progress-text');
   const status = byId('upload-status');
   progress.value = 0;
-  status.textContent = `Uploading ${bytes(body.size)}…`;
+  status.textContent = direct ? `Uploading ${bytes(body.size)} straight to S3…` : `Uploading ${bytes(body.size)}…`;
   byId('upload').disabled = true;
   byId('cancel').hidden = false;
   document.body.dataset.upload = 'sending';
   const started = performance.now();
-  const request = api.upload(table, body, (sent, total) => {
+  const onProgress = (sent, total) => {
     progress.value = total ? sent / total : 0;
     progressText.textContent = `${shortBytes(sent)} of ${shortBytes(total)}`;
-  });
+  };
+  const request = direct ? uploadToS3(table, result, current.attribute, body, onProgress) : api.upload(table, body, onProgress);
+  document.body.dataset.route = direct ? 's3' : 'server';
   state.upload = request;
   let answer;
   try {

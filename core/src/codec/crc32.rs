@@ -7,15 +7,22 @@
 use alloc::boxed::Box;
 use crc::{CRC_32_ISO_HDLC, Crc, Table};
 
-/// A running CRC-32.
-pub(crate) struct Crc32 {
+/// A running CRC-32 (ISO-HDLC): gzip's, and S3's `ChecksumCRC32`.
+pub struct Crc32 {
     table: Box<Crc<u32, Table<16>>>,
     /// The checksum of the bytes so far.
     sum: u32,
 }
 
+impl Default for Crc32 {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Crc32 {
-    pub(crate) fn new() -> Self {
+    /// A CRC-32 of no bytes yet.
+    pub fn new() -> Self {
         Self {
             table: Box::new(Crc::<u32, Table<16>>::new(&CRC_32_ISO_HDLC)),
             sum: 0,
@@ -23,7 +30,7 @@ impl Crc32 {
     }
 
     /// Adds `bytes`.
-    pub(crate) fn update(&mut self, bytes: &[u8]) {
+    pub fn update(&mut self, bytes: &[u8]) {
         // Continue from the checksum so far: the digest takes an initial
         // value as the algorithm states it (before reflection), and the
         // register is the checksum with the final XOR undone.
@@ -34,12 +41,12 @@ impl Crc32 {
     }
 
     /// The checksum of everything added.
-    pub(crate) fn sum(&self) -> u32 {
+    pub fn sum(&self) -> u32 {
         self.sum
     }
 
     /// The checksum of `bytes`.
-    pub(crate) fn of(bytes: &[u8]) -> u32 {
+    pub fn of(bytes: &[u8]) -> u32 {
         let mut crc = Self::new();
         crc.update(bytes);
         crc.sum()

@@ -23,6 +23,7 @@ use core::fmt;
 
 pub use auto::choose_compression;
 pub(crate) use auto::{choose_for_sample, sample_of};
+pub use crc32::Crc32;
 #[cfg(feature = "deflate")]
 pub(crate) use deflate::DeflateStream;
 pub use error::CodecError;

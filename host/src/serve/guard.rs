@@ -43,6 +43,7 @@ impl Guard {
         extra_hosts: &[String],
         token: String,
         index_html: &str,
+        connect: &[String],
     ) -> Result<Self, HostError> {
         if token.len() < MIN_TOKEN_LEN
             || !token
@@ -75,7 +76,7 @@ impl Guard {
             }
         }
         let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
-        let csp = content_security_policy(index_html);
+        let csp = content_security_policy(index_html, connect);
         Ok(Self {
             hosts,
             origins,
@@ -151,8 +152,10 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 /// The page's policy: its own scripts and WebAssembly, its inline import
-/// map by hash, nothing from elsewhere, never framed.
-fn content_security_policy(index_html: &str) -> String {
+/// map by hash, nothing from elsewhere (but the origins in `connect`, the S3
+/// endpoints it uploads straight to), never framed.
+fn content_security_policy(index_html: &str, connect: &[String]) -> String {
+    let connect: String = connect.iter().map(|origin| format!(" {origin}")).collect();
     let scripts: String = inline_scripts(index_html)
         .map(|text| {
             let digest = sha2::Sha256::digest(text.as_bytes());
@@ -162,7 +165,7 @@ fn content_security_policy(index_html: &str) -> String {
         .collect();
     format!(
         "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'{scripts}; \
-         style-src 'self'; img-src 'self' data: blob:; connect-src 'self'; \
+         style-src 'self'; img-src 'self' data: blob:; connect-src 'self'{connect}; \
          worker-src 'self'; object-src 'none'; base-uri 'none'; \
          frame-ancestors 'none'; form-action 'none'"
     )
@@ -233,7 +236,7 @@ mod tests {
     fn hosts_are_the_listen_address_loopback_names_and_those_allowed() {
         let addr = "127.0.0.1:7878".parse().unwrap();
         let extra = ["box.local", "Proxy:9000", "[fd00::1]", "[fd00::2]:81"].map(String::from);
-        let guard = Guard::new(addr, &extra, "a".repeat(20), "").unwrap();
+        let guard = Guard::new(addr, &extra, "a".repeat(20), "", &[]).unwrap();
         let hosts: Vec<&str> = guard.hosts.iter().map(String::as_str).collect();
         let expected = [
             "127.0.0.1:7878",
@@ -245,9 +248,9 @@ mod tests {
             "proxy:9000",
         ];
         assert_eq!(hosts, expected);
-        assert!(Guard::new(addr, &[], "short".into(), "").is_err());
-        assert!(Guard::new(addr, &[], "a+b/c=".repeat(4), "").is_err());
-        assert!(Guard::new(addr, &[], fresh_token().unwrap(), "").is_ok());
+        assert!(Guard::new(addr, &[], "short".into(), "", &[]).is_err());
+        assert!(Guard::new(addr, &[], "a+b/c=".repeat(4), "", &[]).is_err());
+        assert!(Guard::new(addr, &[], fresh_token().unwrap(), "", &[]).is_ok());
     }
 
     #[test]

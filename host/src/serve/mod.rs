@@ -253,6 +253,7 @@ pub async fn serve(
         &config.allowed_hosts,
         config.token.clone(),
         &index_html,
+        &s3_origins(&config.tables).await,
     )?;
     let limits = config.limits.clone();
     let state = State {
@@ -264,6 +265,38 @@ pub async fn serve(
     on_ready(addr);
     run(listener, router, &limits, shutdown).await;
     Ok(())
+}
+
+/// The origins of the S3 endpoints the tables' payloads go to, which the
+/// page PUTs to straight: as a presigned URL names them (presigning is
+/// done here, nothing is sent).
+async fn s3_origins(tables: &BTreeMap<String, TableConfig>) -> Vec<String> {
+    let mut origins = Vec::new();
+    for objects in tables.values().filter_map(|t| t.objects.as_ref()) {
+        let Ok(config) =
+            aws_sdk_s3::presigning::PresigningConfig::expires_in(Duration::from_secs(60))
+        else {
+            continue;
+        };
+        let presigned = objects
+            .client
+            .get_object()
+            .bucket(&objects.store.bucket)
+            .key(&objects.store.prefix)
+            .presigned(config)
+            .await;
+        let Ok(uri) = presigned.map(|p| p.uri().to_string()) else {
+            continue;
+        };
+        if let Ok(uri) = uri.parse::<axum::http::Uri>()
+            && let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority())
+        {
+            origins.push(format!("{scheme}://{authority}"));
+        }
+    }
+    origins.sort();
+    origins.dedup();
+    origins
 }
 
 /// The accept loop: HTTP/1 with a header timeout (hyper's timer, which
