@@ -20,6 +20,7 @@ pub mod manifest;
 pub mod number;
 pub mod object;
 pub mod plan;
+pub mod price;
 pub mod protocol;
 mod read;
 mod size;

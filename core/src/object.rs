@@ -59,6 +59,8 @@ pub const MAX_PREFIX_BYTES: usize = 512;
 /// latency; above it a chunked write costs over a hundred times the
 /// S3 requests' price.
 pub const DEFAULT_OFFLOAD_BYTES: u64 = 1 << 20;
+/// The bytes a read asks for with each ranged GET of an object.
+pub const READ_RANGE_BYTES: u64 = 8 << 20;
 
 /// Where a table's payloads go in S3, and from what size.
 #[derive(Clone, Debug, PartialEq, Eq)]

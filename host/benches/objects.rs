@@ -51,10 +51,6 @@ use dynaslice_testing::fault_proxy::{self, FaultProxy, Faults, Latency};
 
 const MIB: usize = 1024 * 1024;
 const BUCKET: &str = "bench";
-const WRU: f64 = 0.625e-6;
-const RRU: f64 = 0.125e-6;
-const PUT_CLASS: f64 = 0.005e-3;
-const GET_CLASS: f64 = 0.0004e-3;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Way {
@@ -95,10 +91,11 @@ impl Measure {
             .iter()
             .map(|m| self.s3.get(*m).copied().unwrap_or(0))
             .sum();
-        self.write_units as f64 * WRU
-            + self.read_units * RRU
-            + put_class as f64 * PUT_CLASS
-            + get_class as f64 * GET_CLASS
+        let p = dynaslice_core::price::US_EAST_1;
+        p.write_units(self.write_units)
+            + p.read_units(self.read_units)
+            + p.s3_writes(put_class)
+            + p.s3_reads(get_class)
     }
 }
 

@@ -90,6 +90,39 @@ fn every_command_against_a_server() {
         estimate["costs"][mode], estimate["writeUnits"],
         "{estimate}"
     );
+    // Priced at us-east-1's list price, $0.625 per million write units;
+    // with no S3 store the payload stays in chunks.
+    assert_eq!(estimate["storedIn"], "chunks", "{estimate}");
+    let units = estimate["writeUnits"].as_f64().unwrap();
+    let dollars = estimate["prices"]["chunks"]["writeDollars"]
+        .as_f64()
+        .unwrap();
+    assert!((dollars - units * 0.625e-6).abs() < 1e-12, "{estimate}");
+    // With one, the 3 MB file goes to S3: one PutObject ($0.005 per
+    // 1,000) and the parent's one write unit.
+    let data = dir.join("local.db");
+    let offload = json(&run(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--s3-bucket",
+        "media",
+        "estimate",
+        "-t",
+        &table,
+        "-k",
+        "id=photo",
+        "--file",
+        file,
+        "--output",
+        "json",
+    ]));
+    assert_eq!(offload["storedIn"], "s3", "{offload}");
+    assert_eq!(offload["prices"]["s3"]["writeRequests"], 1, "{offload}");
+    let s3_write = offload["prices"]["s3"]["writeDollars"].as_f64().unwrap();
+    assert!(
+        (s3_write - (0.005e-3 + 0.625e-6)).abs() < 1e-12,
+        "{offload}"
+    );
     // estimate wrote nothing
     assert_eq!(
         json(&run(&["ls", "-t", &table, "--json"]))["items"]

@@ -234,6 +234,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     let read_units = read.whole_read_units();
     let item_bytes = item_size(&item);
     let costs = dynaslice_core::plan::write_costs_to(&split, table.anchors.is_some()).by_mode();
+    let prices = where_and_price(&table, args, &split, plan.write_units(), read_units);
     if json {
         let costs: serde_json::Map<String, serde_json::Value> = costs
             .iter()
@@ -259,6 +260,8 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
                 "remove": changes.remove,
                 "reused": plan.reused(),
             })),
+            "storedIn": prices.stored_in,
+            "prices": prices.json,
         }));
     } else {
         println!("item: {} ({item_bytes} bytes)", size(item_bytes as u64));
@@ -312,8 +315,104 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
                 .collect();
             println!("  {}", each.join("; "));
         }
+        for line in &prices.lines {
+            println!("{line}");
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where `estimate`'s payload would live, and what each choice costs.
+struct Priced {
+    /// `"s3"`, `"chunks"` or `"item"`.
+    stored_in: &'static str,
+    lines: Vec<String>,
+    json: serde_json::Value,
+}
+
+/// Where a `put` of `split` would store its payload (in S3 when the table
+/// keeps payloads there and a file of at least the threshold is written),
+/// and what a write, a strongly consistent read and a month of storage cost
+/// in chunks and in S3, at us-east-1 list prices.
+fn where_and_price(
+    table: &TableConfig,
+    args: &PutArgs,
+    split: &dynaslice_core::SplitItem,
+    write_units: u64,
+    read_units: f64,
+) -> Priced {
+    use dynaslice_core::price::{US_EAST_1, object_requests};
+    let p = US_EAST_1;
+    let Some(manifest) = split.manifest.as_ref().filter(|m| m.inline.is_none()) else {
+        let stored_in = "item";
+        let json = json!({ "writeDollars": p.write_units(write_units) });
+        return Priced {
+            stored_in,
+            lines: Vec::new(),
+            json,
+        };
+    };
+    let chunk_bytes: u64 = split.chunks.iter().map(|c| item_size(c) as u64).sum();
+    let chunks = json!({
+        "writeDollars": p.write_units(write_units),
+        "readDollars": p.read_units(read_units),
+        "monthDollars": p.dynamodb_month(chunk_bytes + item_size(&split.parent) as u64),
+    });
+    let mut lines = vec![format!(
+        "in chunks: write ${:.6}, read ${:.7}, a month of storage ${:.6} (us-east-1 list prices)",
+        p.write_units(write_units),
+        p.read_units(read_units),
+        p.dynamodb_month(chunk_bytes + item_size(&split.parent) as u64),
+    )];
+    let Some(objects) = &table.objects else {
+        let json = json!({ "chunks": chunks, "s3": null });
+        return Priced {
+            stored_in: "chunks",
+            lines,
+            json,
+        };
+    };
+    let requests = object_requests(manifest.stored_len, objects.store.part_bytes);
+    let parent_units = dynaslice_core::write_units(item_size(&split.parent), false);
+    let s3_write = p.s3_writes(requests.writes) + p.write_units(parent_units);
+    let s3_read = p.s3_reads(requests.reads) + p.read_units(parent_units as f64 / 2.0);
+    let s3_month =
+        p.s3_month(manifest.stored_len) + p.dynamodb_month(item_size(&split.parent) as u64);
+    let offloads = args.file.is_some() && manifest.raw_len >= objects.store.threshold;
+    lines.push(format!(
+        "in S3: write ${s3_write:.6} ({} request{} + {parent_units} WRU), read ${s3_read:.7} ({} GET{}), a month ${s3_month:.6}",
+        requests.writes,
+        if requests.writes == 1 { "" } else { "s" },
+        requests.reads,
+        if requests.reads == 1 { "" } else { "s" },
+    ));
+    lines.push(match offloads {
+        true => format!(
+            "stored in S3 (s3://{}/{}…): the payload is at least {} bytes",
+            objects.store.bucket, objects.store.prefix, objects.store.threshold
+        ),
+        false if args.file.is_some() => format!(
+            "stored in chunks: the payload is under the S3 threshold of {} bytes",
+            objects.store.threshold
+        ),
+        false => "stored in chunks: only a file or a pipe goes to S3 (--file)".to_string(),
+    });
+    let json = json!({
+        "chunks": chunks,
+        "s3": {
+            "writeDollars": s3_write,
+            "readDollars": s3_read,
+            "monthDollars": s3_month,
+            "writeRequests": requests.writes,
+            "readRequests": requests.reads,
+        },
+    });
+    let stored_in = if offloads { "s3" } else { "chunks" };
+    Priced {
+        stored_in,
+        lines,
+        json,
+    }
 }
 
 /// What an update making the stored item (its parent `stored`, as read)

@@ -227,9 +227,20 @@ mod tests {
         assert_eq!(scripts, [r#"{"a":1}"#]);
         // sha256 of {"a":1}, by `printf '{"a":1}' | openssl dgst -sha256 -binary | base64`.
         assert!(
-            content_security_policy(html)
+            content_security_policy(html, &[])
                 .contains("'sha256-AVq9f1zFei3ZS3WQ8ErYCEJzkF7jPsXOvq5iJ2qX+GI='")
         );
+    }
+
+    #[test]
+    fn the_page_may_connect_to_its_own_origin_and_the_s3_endpoints_only() {
+        let origins = ["http://127.0.0.1:8333".to_string()];
+        let csp = content_security_policy("", &origins);
+        assert!(
+            csp.contains("connect-src 'self' http://127.0.0.1:8333;"),
+            "{csp}"
+        );
+        assert!(content_security_policy("", &[]).contains("connect-src 'self';"));
     }
 
     #[test]

@@ -23,7 +23,7 @@ use crate::write::split::chunk_item_of;
 /// The pieces a range is cut into for the decoders.
 pub(super) const READ_CHUNK_BYTES: u32 = 256 << 10;
 /// Pieces per ranged GET: 8 MiB a request.
-const RANGE_CHUNKS: u32 = 32;
+const RANGE_CHUNKS: u32 = (crate::object::READ_RANGE_BYTES / READ_CHUNK_BYTES as u64) as u32;
 
 /// The object a read reads.
 pub(super) struct ObjectRead {
