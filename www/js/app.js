@@ -94,8 +94,9 @@ function tableOptions() {
   const t = state.table;
   // The table's index keys and TTL attribute stay on the parent (the server refuses an upload
   // that spills them), and the chunks leave room for the TTL value.
-  // Splits and read plans for items up to the server's limit (the package's default is 64 MiB).
-  const limit = state.config.maxItemBytes;
+  // Splits and read plans for items up to the server's limit when it is over the package's
+  // default of 64 MiB (an item over a lower limit is still planned: the server says why not).
+  const limit = Math.max(state.config.maxItemBytes, 64 * 1024 * 1024);
   return { table: t.name, key: t.key, layout: t.layout === 'collection' ? 'collection' : 'table', chunkTable: t.chunkTable, indexKeys: t.indexKeys ?? [], ttl: t.ttl ?? null, anchors: t.anchors === true, maxRawBytes: limit, maxBytes: limit };
 }
 
