@@ -118,6 +118,9 @@ pub enum UploadError {
         /// Groups listed.
         groups: usize,
     },
+    /// The manifest names an S3 object: an upload of chunks never does (a
+    /// payload in S3 comes through a granted PUT and [`object_upload`]).
+    ObjectNamed,
 }
 
 impl UploadError {
@@ -133,7 +136,7 @@ impl UploadError {
             Self::Reassemble(e) => e.code(),
             Self::Misplaced { .. } => Code::AttributeMisplaced,
             Self::ChunkTooLarge { .. } => Code::ItemTooLarge,
-            Self::Grouped { .. } => Code::ManifestInvalid,
+            Self::Grouped { .. } | Self::ObjectNamed => Code::ManifestInvalid,
         }
     }
 }
@@ -173,6 +176,11 @@ impl fmt::Display for UploadError {
                 f,
                 "the manifest lists {groups} groups; an upload is one frame (split without groups)"
             ),
+            Self::ObjectNamed => write!(
+                f,
+                "the manifest names an S3 object; an upload is chunks (a payload in S3 comes \
+                 through a granted PUT)"
+            ),
             Self::ChunkTooLarge { seq, size } => write!(
                 f,
                 "chunk {seq} is {size} bytes with the parent's TTL value, limit {MAX_ITEM_BYTES}: \
@@ -193,20 +201,7 @@ pub fn check_upload_header(
     rules: &UploadRules<'_>,
 ) -> Result<Option<Manifest>, UploadError> {
     let names = parent.keys().map(String::as_str);
-    if let Some(name) = reserved_attribute(names.filter(|n| *n != MANIFEST_ATTRIBUTE)) {
-        return Err(UploadError::Item(SplitError::ReservedAttribute { name }));
-    }
-    let violations = validate_item(
-        parent,
-        &ValidateOptions {
-            key: Some(rules.key),
-            max_item_bytes: MAX_ITEM_BYTES,
-            index_keys: rules.index_keys,
-        },
-    );
-    if !violations.is_empty() {
-        return Err(UploadError::Item(SplitError::Invalid { violations }));
-    }
+    check_parent(parent, names.filter(|n| *n != MANIFEST_ATTRIBUTE), rules)?;
     let target = Target {
         max_raw_bytes: u64::MAX,
         ..Target::new("", "", rules.key, rules.layout)
@@ -223,6 +218,9 @@ pub fn check_upload_header(
         return Err(UploadError::Grouped {
             groups: manifest.groups.len(),
         });
+    }
+    if manifest.object.is_some() {
+        return Err(UploadError::ObjectNamed);
     }
     if let Some(name) = misplaced(&manifest, rules.index_keys, rules.ttl) {
         return Err(UploadError::Misplaced { name: name.into() });
@@ -250,6 +248,30 @@ pub fn check_upload_header(
         }
     }
     Ok(Some(manifest))
+}
+
+/// Refuses a reserved name among `names` (the parent's, and what it will
+/// hold), and a parent that breaks DynamoDB's rules or the table's key.
+fn check_parent<'n>(
+    parent: &Item,
+    names: impl Iterator<Item = &'n str>,
+    rules: &UploadRules<'_>,
+) -> Result<(), UploadError> {
+    if let Some(name) = reserved_attribute(names) {
+        return Err(UploadError::Item(SplitError::ReservedAttribute { name }));
+    }
+    let violations = validate_item(
+        parent,
+        &ValidateOptions {
+            key: Some(rules.key),
+            max_item_bytes: MAX_ITEM_BYTES,
+            index_keys: rules.index_keys,
+        },
+    );
+    match violations.is_empty() {
+        true => Ok(()),
+        false => Err(UploadError::Item(SplitError::Invalid { violations })),
+    }
 }
 
 /// The chunk item to store for chunk `seq` of an upload, received as `data`:
@@ -371,20 +393,7 @@ pub fn check_object_parent(
     rules: &UploadRules<'_>,
 ) -> Result<(), UploadError> {
     let names = parent.keys().map(String::as_str).chain([attribute]);
-    if let Some(name) = reserved_attribute(names) {
-        return Err(UploadError::Item(SplitError::ReservedAttribute { name }));
-    }
-    let violations = validate_item(
-        parent,
-        &ValidateOptions {
-            key: Some(rules.key),
-            max_item_bytes: MAX_ITEM_BYTES,
-            index_keys: rules.index_keys,
-        },
-    );
-    if !violations.is_empty() {
-        return Err(UploadError::Item(SplitError::Invalid { violations }));
-    }
+    check_parent(parent, names, rules)?;
     if parent.contains_key(attribute) || attribute.is_empty() {
         return Err(UploadError::Item(SplitError::BadOptions {
             reason: "the payload's attribute must be named, and not be on the parent too",

@@ -8,10 +8,12 @@ use dynaslice_core::layout::Layout;
 use dynaslice_core::manifest::{
     CHUNK_DATA_ATTRIBUTE, CHUNK_DIGEST_ATTRIBUTE, MANIFEST_ATTRIBUTE, RESERVED_ATTRIBUTES,
 };
+use dynaslice_core::object::ObjectRef;
 use dynaslice_core::plan::Target;
 use dynaslice_core::plan::{WriteKind, WriteMode};
 use dynaslice_core::upload::{
-    UploadRules, check_upload_header, restamp, upload_chunk_item, verify_upload,
+    StoredObject, UploadRules, check_upload_header, object_upload, restamp, upload_chunk_item,
+    verify_upload,
 };
 use dynaslice_core::{
     AttributeValue, CodecChoice, Item, KeySchema, KeyType, ReassembleOptions, SplitItem,
@@ -370,4 +372,85 @@ fn an_upload_keeps_the_tables_index_keys_on_the_parent_and_its_chunks_carry_the_
     wrong.insert("title".into(), AttributeValue::N("7".into()));
     let refused = check_upload_header(&wrong, &lengths(&aware), &rules).unwrap_err();
     assert_eq!(refused.code(), "KEY_WRONG_TYPE");
+}
+
+#[test]
+fn an_object_stored_straight_is_described_by_its_frame_and_never_taken_for_chunks() {
+    let (mut parent, split) = split(1_000_000);
+    let manifest = split.manifest.clone().unwrap();
+    // The frame a client would PUT: its chunks' data in order.
+    let frame: Vec<u8> = split
+        .chunks
+        .iter()
+        .flat_map(|c| match c.get(CHUNK_DATA_ATTRIBUTE) {
+            Some(AttributeValue::B(data)) => data.clone(),
+            _ => panic!("chunk data"),
+        })
+        .collect();
+    assert_eq!(frame.len() as u64, manifest.stored_len);
+    let (key, layout) = (schema(), Layout::default());
+    let rules = UploadRules {
+        key: &key,
+        layout: &layout,
+        max_raw_bytes: 2_000_000,
+        index_keys: &[],
+        ttl: None,
+    };
+    parent.remove("body");
+    let version = VersionId::new(1_800_000_000_000, 7);
+    let object = ObjectRef {
+        bucket: "media".into(),
+        key: "dynaslice/docs/doc/x".into(),
+        etag: "\"e\"".into(),
+    };
+    /// The object as S3 holds it; `head` instead of the frame's own when given.
+    fn stored<'a>(object: &ObjectRef, frame: &'a [u8], head: &'a [u8]) -> StoredObject<'a> {
+        let n = frame.len();
+        StoredObject {
+            object: object.clone(),
+            len: n as u64,
+            head: if head.is_empty() { &frame[..13] } else { head },
+            tail: &frame[n - 8..],
+        }
+    }
+    let own = stored(&object, &frame, &[]);
+    let made = object_upload(parent.clone(), "body", version, own, &rules).unwrap();
+    let m = made.manifest.clone().unwrap();
+    // What the split recorded, read back off the frame's header and trailer.
+    let facts = (m.codec, m.raw_len, m.digest, m.stored_len);
+    let split_facts = (
+        manifest.codec,
+        manifest.raw_len,
+        manifest.digest,
+        manifest.stored_len,
+    );
+    assert_eq!(facts, split_facts);
+    assert_eq!(m.spilled, ["body"]);
+    assert_eq!(
+        (m.version, m.chunk_count, m.object),
+        (version, 0, Some(object.clone()))
+    );
+    let code = |parent: &Item, attribute: &str, head: &[u8], rules: &UploadRules<'_>| {
+        let object = stored(&object, &frame, head);
+        object_upload(parent.clone(), attribute, version, object, rules)
+            .unwrap_err()
+            .code()
+    };
+    assert_eq!(code(&parent, "body", &[0; 13], &rules), "FRAME_BAD_MAGIC");
+    let small = UploadRules {
+        max_raw_bytes: 1000,
+        ..rules
+    };
+    assert_eq!(code(&parent, "body", &[], &small), "VIRTUAL_ITEM_TOO_LARGE");
+    let mut holding = parent.clone();
+    holding.insert("body".into(), AttributeValue::S("already here".into()));
+    assert_eq!(code(&holding, "body", &[], &rules), "OPTIONS_INVALID");
+    assert_eq!(
+        code(&parent, MANIFEST_ATTRIBUTE, &[], &rules),
+        "ATTRIBUTE_RESERVED"
+    );
+    // A parent naming an object is never an upload of chunks: the chunk
+    // path would commit a pointer it did not check.
+    let refused = check_upload_header(&made.parent, &[], &rules).unwrap_err();
+    assert_eq!(refused.code(), "MANIFEST_INVALID", "{refused}");
 }

@@ -97,6 +97,9 @@ pub struct VerifyPage<'a> {
     pub position: Position<'a>,
     /// Virtual and plain items checked so far in this segment.
     pub items: u64,
+    /// Damaged items found so far in this segment: with `position`, what a
+    /// checkpoint records, so a run resumed from it counts none twice.
+    pub damaged: u64,
 }
 
 /// [`verify`] over Scan segments at once (those `segments` names, each
@@ -139,12 +142,17 @@ pub async fn verify_segments(
         };
         let (each, page, options) = (&each, &page, &options);
         async move {
-            let damaged = |d| (each.borrow_mut())(d);
+            let found = std::cell::Cell::new(0u64);
+            let damaged = |d| {
+                found.set(found.get() + 1);
+                (each.borrow_mut())(d)
+            };
             let at = |position: Position<'_>, items| {
                 (page.borrow_mut())(VerifyPage {
                     segment,
                     position,
                     items,
+                    damaged: found.get(),
                 })
             };
             run(client, table, scan, options, |_| Ok(()), damaged, at).await

@@ -32,7 +32,7 @@ import { chunkData, split } from 'dynaslice';
 import { itemToWire } from '../../www/js/wire.js';
 import { startSeaweedFS } from '../js/support/seaweedfs.mjs';
 import { launch, openPage } from './support/browser.mjs';
-import { apiFetch, keyParam, startServer } from './support/server.mjs';
+import { apiFetch, getConfig, keyParam, startServer } from './support/server.mjs';
 
 const MB = 1 << 20;
 const BUCKET = 'media';
@@ -181,6 +181,17 @@ describe('uploads straight to S3', () => {
       assert.match(committed.body.error.code, /^(DIGEST_MISMATCH|FRAME_MISMATCH)$/);
     });
   });
+});
+
+test('/api/config names the store the page uploads to, and not the embedded one, which has no address', async () => {
+  const config = await getConfig(server);
+  assert.deepEqual(config.tables.find((t) => t.name === TABLE).s3, { bucket: BUCKET, thresholdBytes: MB });
+  const embedded = await startServer(['--s3-bucket', BUCKET]);
+  try {
+    assert.equal((await getConfig(embedded)).tables.find((t) => t.name === TABLE).s3, null);
+  } finally {
+    await embedded.stop();
+  }
 });
 
 describe('the page, in Chromium', () => {

@@ -47,14 +47,15 @@ pub async fn verify(client: &Client, args: &VerifyArgs, json: bool) -> Result<Ex
     );
     let starts = cursor.starts();
     let mut found = Vec::new();
-    // Damaged items this run found (the page callback saves the count).
-    let damaged = std::cell::Cell::new(0u64);
+    // Damaged items each segment found up to its last page: what the
+    // cursor saves, so a resumed run (which scans the rest of each
+    // segment's page again) counts none twice.
+    let mut damaged = vec![0u64; cursor.marks.len()];
     let mut seen = vec![0u64; cursor.marks.len()];
     let mut failed_save = None;
     let outcome = {
         let found = &mut found;
         let each = |d: dynaslice_host::Damaged| {
-            damaged.set(damaged.get() + 1);
             let code = d.error.code();
             if json {
                 found.push(json!({
@@ -73,14 +74,16 @@ pub async fn verify(client: &Client, args: &VerifyArgs, json: bool) -> Result<Ex
         let on_page = |page: VerifyPage<'_>| {
             let at = page.segment as usize;
             seen[at] = page.items;
+            damaged[at] = page.damaged;
             bar.set(seen.iter().sum());
             cursor.marks[at] = match page.position {
                 Position::At(start) => Mark::From(start.cloned()),
                 _ => Mark::Done,
             };
-            cursor
-                .counts
-                .insert("damaged".into(), json!(earlier + damaged.get()));
+            cursor.counts.insert(
+                "damaged".into(),
+                json!(earlier + damaged.iter().sum::<u64>()),
+            );
             if let Some(path) = &sweep.cursor
                 && let Err(e) = cursor::write(path, &table.table, SCANS, &cursor)
             {

@@ -109,8 +109,9 @@ async fn config(Extract(state): Shared) -> Json<Value> {
                 "indexKeys": index_keys,
                 "ttl": t.ttl,
                 "anchors": t.anchors.is_some(),
-                // Large payloads go straight to S3 (POST /api/upload/object).
-                "s3": t.objects.as_ref().map(|o| json!({
+                // Large payloads go straight to S3 (POST /api/upload/object)
+                // when the browser can reach it.
+                "s3": t.objects.as_ref().filter(|_| state.direct.contains_key(&t.table)).map(|o| json!({
                     "bucket": o.store.bucket,
                     "thresholdBytes": o.store.threshold,
                 })),

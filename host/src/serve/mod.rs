@@ -220,6 +220,9 @@ struct State {
     client: Client,
     config: ServeConfig,
     reads: Arc<Semaphore>,
+    /// The tables whose S3 store a browser can reach (not the embedded
+    /// one, which has no address): the page uploads straight to those.
+    direct: BTreeMap<String, String>,
 }
 
 impl State {
@@ -248,18 +251,20 @@ pub async fn serve(
     let index = config.www.join("index.html");
     let index_html =
         std::fs::read_to_string(&index).map_err(|e| HostError::io(index.display(), e))?;
+    let direct = s3_origins(&config.tables).await;
     let guard = Guard::new(
         addr,
         &config.allowed_hosts,
         config.token.clone(),
         &index_html,
-        &s3_origins(&config.tables).await,
+        &direct.values().cloned().collect::<Vec<_>>(),
     )?;
     let limits = config.limits.clone();
     let state = State {
         client,
         reads: Arc::new(Semaphore::new(limits.max_reads.max(1))),
         config,
+        direct,
     };
     let router = api::router(Arc::new(state), Arc::new(guard));
     on_ready(addr);
@@ -267,12 +272,15 @@ pub async fn serve(
     Ok(())
 }
 
-/// The origins of the S3 endpoints the tables' payloads go to, which the
-/// page PUTs to straight: as a presigned URL names them (presigning is
-/// done here, nothing is sent).
-async fn s3_origins(tables: &BTreeMap<String, TableConfig>) -> Vec<String> {
-    let mut origins = Vec::new();
-    for objects in tables.values().filter_map(|t| t.objects.as_ref()) {
+/// The origin of each table's S3 endpoint, which the page PUTs to
+/// straight: as a presigned URL names it (presigning is done here, nothing
+/// is sent). The embedded store has no address, and is left out.
+async fn s3_origins(tables: &BTreeMap<String, TableConfig>) -> BTreeMap<String, String> {
+    let mut origins = BTreeMap::new();
+    for (name, objects) in tables
+        .iter()
+        .filter_map(|(n, t)| Some((n, t.objects.as_ref()?)))
+    {
         let Ok(config) =
             aws_sdk_s3::presigning::PresigningConfig::expires_in(Duration::from_secs(60))
         else {
@@ -290,12 +298,11 @@ async fn s3_origins(tables: &BTreeMap<String, TableConfig>) -> Vec<String> {
         };
         if let Ok(uri) = uri.parse::<axum::http::Uri>()
             && let (Some(scheme), Some(authority)) = (uri.scheme_str(), uri.authority())
+            && !authority.host().ends_with(".invalid")
         {
-            origins.push(format!("{scheme}://{authority}"));
+            origins.insert(name.clone(), format!("{scheme}://{authority}"));
         }
     }
-    origins.sort();
-    origins.dedup();
     origins
 }
 

@@ -64,17 +64,24 @@ fn malformed(message: impl Into<String>) -> ApiError {
     ApiError::new(Code::UploadMalformed, message).with_status(StatusCode::BAD_REQUEST)
 }
 
-fn json_body(body: &Bytes) -> Result<Value, ApiError> {
-    serde_json::from_slice(body).map_err(|e| malformed(format!("the body is not JSON: {e}")))
-}
-
-fn scope_of(scope: Option<Extension<KeyScope>>) -> Result<KeyScope, ApiError> {
-    scope.map(|Extension(s)| s).ok_or_else(|| {
-        ApiError::new(
+/// What every request here starts with: the caller's key scope, the
+/// allowed table it names, and its JSON body.
+fn opened<'u, 'p>(
+    uploads: &'u Uploads,
+    params: &'p BTreeMap<String, String>,
+    scope: Option<Extension<KeyScope>>,
+    body: &Bytes,
+) -> Result<(KeyScope, &'p str, &'u crate::TableConfig, Value), ApiError> {
+    let Some(Extension(scope)) = scope else {
+        return Err(ApiError::new(
             Code::KeyScopeMissing,
             "the server mounts the upload router without a key scope for this request",
-        )
-    })
+        ));
+    };
+    let (name, table) = admit_table(&uploads.config, params)?;
+    let body = serde_json::from_slice(body)
+        .map_err(|e| malformed(format!("the body is not JSON: {e}")))?;
+    Ok((scope, name, table, body))
 }
 
 /// A refusal of what the caller sent or stored is the caller's fault
@@ -99,9 +106,7 @@ pub(super) async fn grant(
     scope: Option<Extension<KeyScope>>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = scope_of(scope)?;
-    let (name, table) = admit_table(&uploads.config, &params)?;
-    let body = json_body(&body)?;
+    let (scope, name, table, body) = opened(&uploads, &params, scope, &body)?;
     let parent = item_from_json(&body["parent"]).map_err(ApiError::from)?;
     check_scope(&scope, table, &parent)?;
     let attribute = body["attribute"]
@@ -156,9 +161,7 @@ pub(super) async fn commit(
     scope: Option<Extension<KeyScope>>,
     body: Bytes,
 ) -> Result<Json<Value>, ApiError> {
-    let scope = scope_of(scope)?;
-    let (name, table) = admit_table(&uploads.config, &params)?;
-    let body = json_body(&body)?;
+    let (scope, name, table, body) = opened(&uploads, &params, scope, &body)?;
     let version = body["version"]
         .as_str()
         .ok_or_else(|| malformed("version must be the version the grant named"))?;
