@@ -121,6 +121,13 @@ pub enum UploadError {
     /// The manifest names an S3 object: an upload of chunks never does (a
     /// payload in S3 comes through a granted PUT and [`object_upload`]).
     ObjectNamed,
+    /// An object's frame holds something else than exactly the one string
+    /// or binary attribute it was granted for, or is not a frame that
+    /// streams (snappy is decoded whole).
+    ObjectPayload {
+        /// The attribute granted.
+        attribute: String,
+    },
 }
 
 impl UploadError {
@@ -137,6 +144,7 @@ impl UploadError {
             Self::Misplaced { .. } => Code::AttributeMisplaced,
             Self::ChunkTooLarge { .. } => Code::ItemTooLarge,
             Self::Grouped { .. } | Self::ObjectNamed => Code::ManifestInvalid,
+            Self::ObjectPayload { .. } => Code::UploadMalformed,
         }
     }
 }
@@ -175,6 +183,11 @@ impl fmt::Display for UploadError {
             Self::Grouped { groups } => write!(
                 f,
                 "the manifest lists {groups} groups; an upload is one frame (split without groups)"
+            ),
+            Self::ObjectPayload { attribute } => write!(
+                f,
+                "the object's frame must hold exactly one attribute, {attribute}, a string or a \
+                 binary, compressed with none, deflate, zlib, gzip or zstd"
             ),
             Self::ObjectNamed => write!(
                 f,
@@ -409,6 +422,11 @@ pub fn check_object_parent(
     Ok(())
 }
 
+/// The bytes of an object's start [`object_upload`] needs: enough of the
+/// frame to decode the value stream's head (the attribute's name and
+/// length) from any codec that streams.
+pub const OBJECT_HEAD_BYTES: usize = 64 << 10;
+
 /// What a client stored straight in S3 holds, as [`object_upload`] reads it.
 #[derive(Clone, Debug)]
 pub struct StoredObject<'a> {
@@ -416,7 +434,7 @@ pub struct StoredObject<'a> {
     pub object: crate::object::ObjectRef,
     /// Its length in bytes.
     pub len: u64,
-    /// Its first [`crate::codec::FRAME_HEADER_BYTES`] bytes.
+    /// Its first [`OBJECT_HEAD_BYTES`] bytes (all of it when shorter).
     pub head: &'a [u8],
     /// Its last [`crate::codec::FRAME_TRAILER_BYTES`] bytes.
     pub tail: &'a [u8],
@@ -426,8 +444,9 @@ pub struct StoredObject<'a> {
 /// `version` of the item `parent` (checked with [`check_object_parent`]):
 /// the manifest (format 3) records the codec and raw length its frame's
 /// header gives, the digest its trailer gives, its length, and `attribute`
-/// as the one attribute it holds. Refused when the header is not a frame's
-/// or the raw length is over the limit. This only describes the object:
+/// as the one attribute it holds. Refused when the header is not a frame's,
+/// the raw length is over the limit, or the stream's head shows anything
+/// but that one string or binary attribute. This only describes the object:
 /// its bytes must then be read through once (every length and the digest
 /// checked, as any read of it does) before the split is committed.
 pub fn object_upload(
@@ -453,6 +472,23 @@ pub fn object_upload(
             raw_len: header.raw_len,
             limit: rules.max_raw_bytes,
         });
+    }
+    // Exactly one attribute, the one granted, filling the whole stream: a
+    // frame holding an index key, the TTL attribute or a key attribute
+    // beside it would reach readers unchecked. (The read-through that
+    // follows checks every byte against the digest.)
+    let payload = || UploadError::ObjectPayload {
+        attribute: attribute.into(),
+    };
+    if header.codec == crate::codec::Codec::Snappy {
+        return Err(payload());
+    }
+    let complete = stored.head.len() as u64 == stored.len;
+    let raw = crate::codec::decompress_prefix(stored.head, complete, 1024)
+        .map_err(|e| UploadError::Item(SplitError::Codec(e)))?;
+    let span = crate::encoding::single_blob_span(&raw, header.raw_len).ok_or_else(payload)?;
+    if span.name != attribute || span.start as u64 + span.len != header.raw_len {
+        return Err(payload());
     }
     let manifest = Manifest {
         version,

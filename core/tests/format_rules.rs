@@ -12,8 +12,8 @@ use dynaslice_core::object::ObjectRef;
 use dynaslice_core::plan::Target;
 use dynaslice_core::plan::{WriteKind, WriteMode};
 use dynaslice_core::upload::{
-    StoredObject, UploadRules, check_upload_header, object_upload, restamp, upload_chunk_item,
-    verify_upload,
+    OBJECT_HEAD_BYTES, StoredObject, UploadRules, check_upload_header, object_upload, restamp,
+    upload_chunk_item, verify_upload,
 };
 use dynaslice_core::{
     AttributeValue, CodecChoice, Item, KeySchema, KeyType, ReassembleOptions, SplitItem,
@@ -409,7 +409,11 @@ fn an_object_stored_straight_is_described_by_its_frame_and_never_taken_for_chunk
         StoredObject {
             object: object.clone(),
             len: n as u64,
-            head: if head.is_empty() { &frame[..13] } else { head },
+            head: if head.is_empty() {
+                &frame[..n.min(OBJECT_HEAD_BYTES)]
+            } else {
+                head
+            },
             tail: &frame[n - 8..],
         }
     }
@@ -449,6 +453,20 @@ fn an_object_stored_straight_is_described_by_its_frame_and_never_taken_for_chunk
         code(&parent, MANIFEST_ATTRIBUTE, &[], &rules),
         "ATTRIBUTE_RESERVED"
     );
+    // A frame holding another attribute beside the one granted (here the
+    // TTL attribute a reader would then see) is refused from its head.
+    let mut two = Item::new();
+    two.insert("body".into(), AttributeValue::B(vec![7; 100_000]));
+    two.insert("expires".into(), AttributeValue::N("1".into()));
+    let raw = dynaslice_core::encoding::encode_item(&two).to_vec();
+    let framed = dynaslice_core::codec::compress(&raw, Compression::NONE).unwrap();
+    let other = stored(&object, &framed, &[]);
+    let refused = object_upload(parent.clone(), "body", version, other, &rules).unwrap_err();
+    assert_eq!(refused.code(), "UPLOAD_MALFORMED", "{refused}");
+    // The one attribute, under another name than granted: refused too.
+    let theirs = stored(&object, &frame, &[]);
+    let refused = object_upload(parent.clone(), "other", version, theirs, &rules).unwrap_err();
+    assert_eq!(refused.code(), "UPLOAD_MALFORMED", "{refused}");
     // A parent naming an object is never an upload of chunks: the chunk
     // path would commit a pointer it did not check.
     let refused = check_upload_header(&made.parent, &[], &rules).unwrap_err();

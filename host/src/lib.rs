@@ -89,7 +89,8 @@ pub use inspect::{
 };
 pub use json::OutcomeJson;
 pub use object_upload::{
-    ObjectUploadRequest, PresignedPut, commit_object_upload, max_frame_bytes, presign_object_upload,
+    ObjectUploadRequest, PresignedPut, commit_object_upload, max_frame_bytes,
+    presign_object_upload, refuses_upload,
 };
 pub use objects::{Objects, aws_s3_client, ensure_bucket, local_s3_client};
 pub use out_file::replace_file;

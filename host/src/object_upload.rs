@@ -21,7 +21,7 @@ use dynaslice_core::protocol::{
     Answer, ObjectAnswer, ObjectKey, ObjectRequest, ProtocolError, ReadMachine, Sink,
 };
 use dynaslice_core::upload::{
-    StoredObject, UploadError, UploadRules, check_object_parent, object_upload,
+    OBJECT_HEAD_BYTES, StoredObject, UploadError, UploadRules, check_object_parent, object_upload,
 };
 use dynaslice_core::{Item, SplitItem, VersionId};
 
@@ -142,16 +142,39 @@ pub async fn presign_object_upload(
     })
 }
 
-/// One S3 request, its failure as a typed error.
+/// Attempts of one of the commit's checking requests.
+const CHECK_ATTEMPTS: u32 = 4;
+
+/// One S3 request, resent after a throttle, a 5xx or a dropped connection
+/// (with the core's backoff); its failure as a typed error.
 async fn object_call(
     objects: &crate::Objects,
     request: ObjectRequest,
 ) -> Result<ObjectAnswer, HostError> {
-    match send_object(&objects.client, request).await {
-        Ok(Answer::Object(answer)) => Ok(answer),
-        Ok(_) => Err(HostError::Internal("S3 answered as DynamoDB".into())),
-        Err(f) => Err(HostError::S3(format!("{}: {}", f.code, f.message))),
+    let retry = dynaslice_core::protocol::RetryPolicy::default();
+    let mut attempt = 0;
+    loop {
+        match send_object(&objects.client, request.clone()).await {
+            Ok(Answer::Object(answer)) => return Ok(answer),
+            Ok(_) => return Err(HostError::Internal("S3 answered as DynamoDB".into())),
+            Err(f) if attempt + 1 < CHECK_ATTEMPTS && (f.transient() || f.throttled()) => {
+                tokio::time::sleep(retry.backoff(attempt, fastrand::f64())).await;
+                attempt += 1;
+            }
+            Err(f) => return Err(HostError::S3(format!("{}: {}", f.code, f.message))),
+        }
     }
+}
+
+/// True when `error` refuses what the client stored (its length, frame,
+/// digest or size), rather than telling that S3 or the store failed: only
+/// then is the object deleted, and the grant spent.
+pub fn refuses_upload(error: &HostError) -> bool {
+    use dynaslice_core::Category;
+    matches!(
+        error.code().category(),
+        Category::Input | Category::TooLarge | Category::Stored
+    )
 }
 
 /// Checks the object a client stored for `request` as `version`, then
@@ -178,16 +201,19 @@ pub async fn commit_object_upload(
     let checked = check_stored(client, table, objects, &object, &request, version, options).await;
     let split = match checked {
         Ok(split) => split,
-        Err(error) => {
-            // Refused: the object is this version's alone, and goes.
+        // Refused: the object is this version's alone, and goes. One that
+        // could not be checked (S3 failing) stays, to be committed again.
+        Err(error) if refuses_upload(&error) => {
             let delete = ObjectRequest::Delete {
                 object: object.clone(),
             };
             let _ = object_call(objects, delete).await;
             return Err(error);
         }
+        Err(error) => return Err(error),
     };
-    // A write that fails deletes the object itself (core's PutMachine).
+    // A write that fails before its commit deletes the object (core's
+    // PutMachine); one whose commit may still land leaves it to gc.
     crate::put::put_upload(client, table, split, options).await
 }
 
@@ -231,9 +257,9 @@ async fn check_stored(
         etag: etag.clone(),
         range,
     };
-    let header = FRAME_HEADER_BYTES as u64;
+    let head_bytes = (OBJECT_HEAD_BYTES as u64).min(len);
     let trailer = FRAME_TRAILER_BYTES as u64;
-    let first = object_call(objects, range(0..header)).await?;
+    let first = object_call(objects, range(0..head_bytes)).await?;
     let last = object_call(objects, range(len.saturating_sub(trailer)..len)).await?;
     let (ObjectAnswer::Bytes { bytes: head, .. }, ObjectAnswer::Bytes { bytes: tail, .. }) =
         (first, last)

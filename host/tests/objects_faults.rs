@@ -3,7 +3,9 @@
 //! 503 `SlowDown` and 500 `InternalError` and drops connections before and
 //! after forwarding, mid-part included; and the CLI killed (SIGKILL) in the
 //! middle of a multipart upload. Nothing committed is lost, reads stay
-//! exact, and gc leaves no unreferenced object and no open upload.
+//! exact, and gc leaves no unreferenced object and no open upload. And an
+//! object a client stored straight (a granted PUT) whose check meets a
+//! failing S3 is kept, to be committed once S3 answers again.
 
 mod common;
 
@@ -252,4 +254,88 @@ async fn a_cli_killed_mid_upload_leaves_the_old_version_and_gc_cleans_up() {
         dynaslice_host::item_from_sdk(stored).unwrap().get("pk"),
         Some(&AttributeValue::S("video".into()))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_straight_upload_checked_while_s3_fails_is_kept_and_commits_later() {
+    use dynaslice_core::codec::Compression;
+    use dynaslice_core::manifest::CHUNK_DATA_ATTRIBUTE;
+    use dynaslice_core::{CodecChoice, SplitOptions, VersionId, split_item};
+
+    let direct = local_s3_client(&server().s3_endpoint);
+    dynaslice_host::ensure_bucket(&direct, &s3::bucket())
+        .await
+        .unwrap();
+    let proxy = fault_proxy::start_s3(upstream(), Faults { rate: 1.0, seed: 5 }).await;
+    proxy.set_kinds(&[FaultKind::InternalErrorBefore]);
+    let prefix = format!("straight-{}/", std::process::id());
+    let healthy = table_through(direct.clone(), prefix.clone()).await;
+    let mut failing = healthy.clone();
+    if let Some(objects) = failing.objects.as_mut() {
+        objects.client = local_s3_client(&proxy.endpoint());
+    }
+    // The frame a browser would PUT: its split's chunks' data, in order.
+    let bytes = common::noise(9, 2_000_000);
+    let mut item = key("straight");
+    item.insert("data".into(), AttributeValue::B(bytes.clone()));
+    let mut options = SplitOptions::new(healthy.key.clone(), VersionId::new(1, 1));
+    options.compression = CodecChoice::Fixed(Compression::NONE);
+    let split = split_item(&item, &options).unwrap();
+    let frame: Vec<u8> = split
+        .chunks
+        .iter()
+        .flat_map(|c| match c.get(CHUNK_DATA_ATTRIBUTE) {
+            Some(AttributeValue::B(data)) => data.clone(),
+            _ => panic!("chunk data"),
+        })
+        .collect();
+    let request = dynaslice_host::ObjectUploadRequest {
+        parent: key("straight"),
+        attribute: "data".into(),
+        size: frame.len() as u64,
+        crc32: dynaslice_core::codec::crc32(&frame),
+    };
+    let granted = dynaslice_host::presign_object_upload(
+        &healthy,
+        &request,
+        64 << 20,
+        Duration::from_secs(60),
+    )
+    .await
+    .unwrap();
+    direct
+        .put_object()
+        .bucket(s3::bucket())
+        .key(&granted.key)
+        .body(frame.into())
+        .send()
+        .await
+        .unwrap();
+    let client = common::client();
+    let put = PutOptions::default();
+    let commit = |table: TableConfig| {
+        let (client, request, put) = (client.clone(), request.clone(), put.clone());
+        async move {
+            dynaslice_host::commit_object_upload(&client, &table, request, granted.version, &put)
+                .await
+        }
+    };
+    // S3 answers 500 to every check: not a refusal, and the object stays.
+    let failed = commit(failing).await.unwrap_err();
+    assert_eq!(failed.code(), Code::S3Error, "{failed}");
+    assert!(!dynaslice_host::refuses_upload(&failed));
+    let methods = proxy.methods();
+    assert_eq!(methods.get("HEAD"), Some(&4), "resent: {methods:?}");
+    assert_eq!(methods.get("DELETE"), None, "no delete tried: {methods:?}");
+    assert_eq!(s3::keys(&direct, &prefix).await, [granted.key.as_str()]);
+    let options = dynaslice_host::GetOptions::default();
+    let none = dynaslice_host::get(&client, &healthy, &key("straight"), &options, &()).await;
+    assert!(none.unwrap().is_none(), "nothing committed");
+    // Once S3 answers, the same commit goes through and reads back whole.
+    commit(healthy.clone()).await.unwrap();
+    let read = dynaslice_host::get(&client, &healthy, &key("straight"), &options, &())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(read.item.get("data"), Some(&AttributeValue::B(bytes)));
 }

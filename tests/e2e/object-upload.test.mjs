@@ -113,6 +113,9 @@ describe('uploads straight to S3', () => {
     const granted = await grant(parent, frame);
     assert.equal(granted.status, 200, JSON.stringify(granted.body));
     assert.ok(granted.body.key.startsWith(`dynaslice/${TABLE}/`), granted.body.key);
+    // The length, the checksum and the condition are in the signature.
+    const signed = new URL(granted.body.url).searchParams.get('X-Amz-SignedHeaders').split(';');
+    for (const header of ['content-length', 'if-none-match', 'x-amz-checksum-crc32']) assert.ok(signed.includes(header), `${header} in ${signed}`);
     assert.equal(await putObject(granted.body, frame), 200);
     const committed = await post('object/commit', { version: granted.body.version });
     assert.equal(committed.status, 200, JSON.stringify(committed.body));
@@ -120,6 +123,8 @@ describe('uploads straight to S3', () => {
     assert.deepEqual(await objectKeys(), [granted.body.key], 'one object, at the granted key');
     const again = await post('object/commit', { version: granted.body.version });
     assert.equal(again.status, 404, 'a grant is used once');
+    // The URL cannot replace the committed object: If-None-Match holds.
+    assert.equal(await putObject(granted.body, frame), 412);
     assert.ok((await stored(`${SCOPE}clip`)).equals(bytes), 'a replayed commit changes nothing');
   });
 

@@ -329,7 +329,8 @@ function makePlan() {
 /**
  * True when the split's payload goes straight to S3 (docs/API.md, "Uploads
  * straight to S3"): the table keeps payloads in S3, the payload is one
- * attribute's frame in chunks, at least the table's threshold.
+ * attribute's frame in chunks, at least the table's threshold, in a codec
+ * that streams (the server reads raw snappy whole).
  */
 function straightToS3(table, result, attribute) {
   const manifest = result.manifest;
@@ -341,7 +342,8 @@ function straightToS3(table, result, attribute) {
       manifest.groups === 0 &&
       manifest.spilled.length === 1 &&
       manifest.spilled[0] === attribute &&
-      manifest.storedBytes >= table.s3.thresholdBytes,
+      manifest.codec !== 'snappy' &&
+      manifest.rawBytes >= table.s3.thresholdBytes,
   );
 }
 
@@ -362,6 +364,8 @@ function uploadToS3(table, result, attribute, frame, onProgress) {
     if (aborted) throw Object.assign(new Error('upload cancelled'), { code: 'UPLOAD_CANCELLED' });
     put = api.putObject(granted, frame, onProgress);
     await put.done;
+    // Cancelled while the bytes went: nothing is committed (gc removes the object).
+    if (aborted) throw Object.assign(new Error('upload cancelled'), { code: 'UPLOAD_CANCELLED' });
     return api.commitObject(table, granted.version);
   })();
   return {

@@ -375,7 +375,11 @@ fn where_and_price(
     let requests = object_requests(manifest.stored_len, objects.store.part_bytes);
     let parent_units = dynaslice_core::write_units(item_size(&split.parent), false);
     let s3_write = p.s3_writes(requests.writes) + p.write_units(parent_units);
-    let s3_read = p.s3_reads(requests.reads) + p.read_units(parent_units as f64 / 2.0);
+    let parent_read = dynaslice_core::read_units(
+        item_size(&split.parent),
+        dynaslice_core::ReadConsistency::Strong,
+    );
+    let s3_read = p.s3_reads(requests.reads) + p.read_units(parent_read);
     let s3_month =
         p.s3_month(manifest.stored_len) + p.dynamodb_month(item_size(&split.parent) as u64);
     let offloads = args.file.is_some() && manifest.raw_len >= objects.store.threshold;

@@ -22,6 +22,7 @@ use tokio::time::Instant;
 use super::upload::{Uploads, admit_table};
 use super::{ApiError, KeyScope, check_scope};
 use crate::json::{OutcomeJson, item_from_json};
+use crate::object_upload::refuses_upload;
 use crate::put::PutOptions;
 use crate::{ObjectUploadRequest, commit_object_upload, presign_object_upload};
 
@@ -53,11 +54,34 @@ impl Grants {
         Ok(())
     }
 
-    /// The grant of `version`, taken: it is used once.
-    fn take(&self, version: &str) -> Option<Grant> {
+    /// The grant of `version`, taken (it is used once) when `allowed`
+    /// says this caller may use it; left as it was otherwise.
+    fn take(
+        &self,
+        version: &str,
+        allowed: impl FnOnce(&Grant) -> Result<(), ApiError>,
+    ) -> Result<Grant, ApiError> {
         let mut grants = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        grants.remove(version).filter(|g| g.until > Instant::now())
+        match grants.get(version) {
+            Some(grant) if grant.until > Instant::now() => allowed(grant)?,
+            _ => return Err(unknown_grant()),
+        }
+        grants.remove(version).ok_or_else(unknown_grant)
     }
+
+    /// Puts a grant back: its commit failed for want of S3 or the store,
+    /// and may be tried again.
+    fn restore(&self, version: String, grant: Grant) {
+        let mut grants = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        grants.insert(version, grant);
+    }
+}
+
+fn unknown_grant() -> ApiError {
+    ApiError::new(
+        Code::NotFound,
+        "no upload waits for this version here (unknown, used or expired)",
+    )
 }
 
 fn malformed(message: impl Into<String>) -> ApiError {
@@ -164,29 +188,41 @@ pub(super) async fn commit(
     let (scope, name, table, body) = opened(&uploads, &params, scope, &body)?;
     let version = body["version"]
         .as_str()
-        .ok_or_else(|| malformed("version must be the version the grant named"))?;
-    let unknown = || {
-        ApiError::new(
-            Code::NotFound,
-            "no upload waits for this version here (unknown, used or expired)",
-        )
-    };
-    let grant = uploads.grants.take(version).ok_or_else(unknown)?;
-    if grant.table != name {
-        return Err(unknown());
-    }
-    check_scope(&scope, table, &grant.request.parent)?;
-    let version = dynaslice_core::VersionId::parse(version).map_err(|_| unknown())?;
+        .ok_or_else(|| malformed("version must be the version the grant named"))?
+        .to_string();
+    let parsed = dynaslice_core::VersionId::parse(&version).map_err(|_| unknown_grant())?;
+    // A busy server leaves the grant for the caller's next try.
     let _permit = Arc::clone(&uploads.permits)
         .try_acquire_owned()
         .map_err(|_| ApiError::busy("uploads"))?;
+    // Only a caller whose scope holds its key can use (and so spend) it.
+    let grant = uploads.grants.take(&version, |grant| {
+        if grant.table != name {
+            return Err(unknown_grant());
+        }
+        check_scope(&scope, table, &grant.request.parent)
+    })?;
     let key = table.key.key_of(&grant.request.parent);
     let options = PutOptions {
         max_item_bytes: uploads.config.max_item_bytes,
         ..PutOptions::default()
     };
-    let outcome = commit_object_upload(&uploads.client, table, grant.request, version, &options)
-        .await
-        .map_err(refused)?;
+    let committed = commit_object_upload(
+        &uploads.client,
+        table,
+        grant.request.clone(),
+        parsed,
+        &options,
+    )
+    .await;
+    let outcome = match committed {
+        Ok(outcome) => outcome,
+        Err(error) => {
+            if !refuses_upload(&error) {
+                uploads.grants.restore(version, grant);
+            }
+            return Err(refused(error));
+        }
+    };
     Ok(Json(outcome.to_json(&key)))
 }
