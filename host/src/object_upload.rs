@@ -21,7 +21,7 @@ use dynaslice_core::protocol::{
     Answer, ObjectAnswer, ObjectKey, ObjectRequest, ProtocolError, ReadMachine, Sink,
 };
 use dynaslice_core::upload::{
-    OBJECT_HEAD_BYTES, StoredObject, UploadError, UploadRules, check_object_parent, object_upload,
+    OBJECT_HEAD_BYTES, StoredObject, UploadError, check_object_parent, object_upload,
 };
 use dynaslice_core::{Item, SplitItem, VersionId};
 
@@ -69,16 +69,6 @@ fn store(table: &TableConfig) -> Result<&crate::Objects, HostError> {
     })
 }
 
-fn rules(table: &TableConfig, max_raw_bytes: u64) -> UploadRules<'_> {
-    UploadRules {
-        key: &table.key,
-        layout: &table.layout,
-        max_raw_bytes,
-        index_keys: &table.index_keys,
-        ttl: table.ttl.as_deref(),
-    }
-}
-
 /// The largest frame of a payload of `max_raw_bytes`: every codec's worst
 /// case stays within 1/64 more, plus the frame's header and trailer and a
 /// value stream's framing.
@@ -102,7 +92,7 @@ pub async fn presign_object_upload(
     check_object_parent(
         &request.parent,
         &request.attribute,
-        &rules(table, max_raw_bytes),
+        &table.upload_rules(max_raw_bytes),
     )?;
     let limit = max_frame_bytes(max_raw_bytes);
     let min = (FRAME_HEADER_BYTES + FRAME_TRAILER_BYTES) as u64;
@@ -149,6 +139,7 @@ const CHECK_ATTEMPTS: u32 = 4;
 /// (with the core's backoff); its failure as a typed error.
 async fn object_call(
     objects: &crate::Objects,
+    object: &ObjectKey,
     request: ObjectRequest,
 ) -> Result<ObjectAnswer, HostError> {
     let retry = dynaslice_core::protocol::RetryPolicy::default();
@@ -161,7 +152,7 @@ async fn object_call(
                 tokio::time::sleep(retry.backoff(attempt, fastrand::f64())).await;
                 attempt += 1;
             }
-            Err(f) => return Err(HostError::S3(format!("{}: {}", f.code, f.message))),
+            Err(f) => return Err(crate::objects::object_error(&f, object)),
         }
     }
 }
@@ -207,7 +198,7 @@ pub async fn commit_object_upload(
             let delete = ObjectRequest::Delete {
                 object: object.clone(),
             };
-            let _ = object_call(objects, delete).await;
+            let _ = object_call(objects, &object, delete).await;
             return Err(error);
         }
         Err(error) => return Err(error),
@@ -227,21 +218,10 @@ async fn check_stored(
     version: VersionId,
     options: &PutOptions,
 ) -> Result<SplitItem, HostError> {
-    let head = object_call(
-        objects,
-        ObjectRequest::Head {
-            object: object.clone(),
-        },
-    )
-    .await
-    .map_err(|e| match e {
-        HostError::S3(message) if message.starts_with("NotFound") => {
-            HostError::Protocol(ProtocolError::ObjectMissing {
-                object: format!("s3://{}/{}", object.bucket, object.key),
-            })
-        }
-        other => other,
-    })?;
+    let head = ObjectRequest::Head {
+        object: object.clone(),
+    };
+    let head = object_call(objects, object, head).await?;
     let ObjectAnswer::Head { etag, len } = head else {
         return Err(HostError::Internal("HeadObject answered otherwise".into()));
     };
@@ -259,8 +239,8 @@ async fn check_stored(
     };
     let head_bytes = (OBJECT_HEAD_BYTES as u64).min(len);
     let trailer = FRAME_TRAILER_BYTES as u64;
-    let first = object_call(objects, range(0..head_bytes)).await?;
-    let last = object_call(objects, range(len.saturating_sub(trailer)..len)).await?;
+    let first = object_call(objects, object, range(0..head_bytes)).await?;
+    let last = object_call(objects, object, range(len.saturating_sub(trailer)..len)).await?;
     let (ObjectAnswer::Bytes { bytes: head, .. }, ObjectAnswer::Bytes { bytes: tail, .. }) =
         (first, last)
     else {
@@ -276,7 +256,7 @@ async fn check_stored(
         head: &head,
         tail: &tail,
     };
-    let rules = rules(table, options.max_item_bytes as u64);
+    let rules = table.upload_rules(options.max_item_bytes as u64);
     let split = object_upload(
         request.parent.clone(),
         &request.attribute,

@@ -15,7 +15,9 @@ use aws_sdk_s3::primitives::ByteStream;
 use aws_sdk_s3::types::{ChecksumAlgorithm, CompletedMultipartUpload, CompletedPart};
 use base64::Engine;
 use dynaslice_core::object::ObjectStore;
-use dynaslice_core::protocol::{Answer, Failure, Listed, ObjectAnswer, ObjectRequest, Upload};
+use dynaslice_core::protocol::{
+    Answer, Failure, Listed, ObjectAnswer, ObjectKey, ObjectRequest, ProtocolError, Upload,
+};
 
 use crate::executor::{DateSeen, failure_of};
 
@@ -124,6 +126,21 @@ fn etag(tag: Option<String>, operation: &str) -> Result<String, Failure> {
             format!("{operation} answered without an ETag"),
         )
     })
+}
+
+/// A failed S3 request about `object` as a typed error: the object gone,
+/// or no longer the one recorded (`NoSuchKey`, HeadObject's `NotFound`,
+/// `PreconditionFailed` on `If-Match`), is `OBJECT_MISSING`; anything
+/// else `S3_ERROR`.
+pub(crate) fn object_error(failure: &Failure, object: &ObjectKey) -> crate::HostError {
+    match failure.code.as_str() {
+        "NoSuchKey" | "NotFound" | "PreconditionFailed" => {
+            crate::HostError::Protocol(ProtocolError::ObjectMissing {
+                object: format!("s3://{}/{}", object.bucket, object.key),
+            })
+        }
+        _ => crate::HostError::S3(format!("{}: {}", failure.code, failure.message)),
+    }
 }
 
 /// Sends one S3 request and reports what came back.

@@ -332,11 +332,12 @@ impl ChunkReader<'_> {
         let start = (u64::from(first) * OBJECT_PIECE_BYTES).min(stored);
         let end = ((u64::from(last) + 1) * OBJECT_PIECE_BYTES).min(stored);
         let described = || format!("s3://{}/{}", object.bucket, object.key);
+        let key = ObjectKey {
+            bucket: object.bucket.clone(),
+            key: object.key.clone(),
+        };
         let request = ObjectRequest::Get {
-            object: ObjectKey {
-                bucket: object.bucket.clone(),
-                key: object.key.clone(),
-            },
+            object: key.clone(),
             etag: object.etag.clone(),
             range: start..end,
         };
@@ -357,12 +358,7 @@ impl ChunkReader<'_> {
             Ok(_) => Err(HostError::Protocol(ProtocolError::ObjectMissing {
                 object: described(),
             })),
-            Err(f) if matches!(f.code.as_str(), "PreconditionFailed" | "NoSuchKey") => {
-                Err(HostError::Protocol(ProtocolError::ObjectMissing {
-                    object: described(),
-                }))
-            }
-            Err(f) => Err(HostError::S3(format!("{}: {}", f.code, f.message))),
+            Err(f) => Err(crate::objects::object_error(&f, &key)),
         }
     }
 }

@@ -66,6 +66,18 @@ pub enum LayoutKind {
 }
 
 impl TableConfig {
+    /// The rules an upload to this table is checked by, for payloads of
+    /// at most `max_raw_bytes`.
+    pub fn upload_rules(&self, max_raw_bytes: u64) -> dynaslice_core::upload::UploadRules<'_> {
+        dynaslice_core::upload::UploadRules {
+            key: &self.key,
+            layout: &self.layout,
+            max_raw_bytes,
+            index_keys: &self.index_keys,
+            ttl: self.ttl.as_deref(),
+        }
+    }
+
     /// A table whose chunks live in `<table>_chunks`, with the anchors
     /// index [`create_tables`] makes (for a table made otherwise, use
     /// [`TableConfig::discover`], or set `anchors` to `None`).

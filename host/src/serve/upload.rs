@@ -295,13 +295,7 @@ async fn receive(
 }
 
 fn rules<'a>(table: &'a TableConfig, config: &UploadConfig) -> UploadRules<'a> {
-    UploadRules {
-        key: &table.key,
-        layout: &table.layout,
-        max_raw_bytes: config.max_item_bytes as u64,
-        index_keys: &table.index_keys,
-        ttl: table.ttl.as_deref(),
-    }
+    table.upload_rules(config.max_item_bytes as u64)
 }
 
 /// Verifies the whole item, then writes it with the commit protocol.
