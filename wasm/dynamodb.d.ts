@@ -29,9 +29,11 @@ export interface S3ClientLike {
 
 /**
  * Where a table keeps its large payloads in S3 (docs/FORMAT.md §5a): a streamed payload
- * ({@link putStream}) of `thresholdBytes` or more, or of unknown length, goes to one object per
- * version, written with `If-None-Match: *` and its CRC-32, and read with `If-Match` on the ETag
- * the parent's manifest records. Every call on such a table takes the same `s3` option.
+ * ({@link putStream}) of `thresholdBytes` or more, or of unknown length, and an item written
+ * whole ({@link putItem}, batch mode, no history) of `thresholdBytes` or more, go to one object
+ * per version (an item's spilled attributes in one frame), written with `If-None-Match: *` and
+ * its CRC-32, and read with `If-Match` on the ETag the parent's manifest records. Every call on
+ * such a table takes the same `s3` option.
  */
 export interface S3Options {
   /** The S3 client; its own retries are bypassed (the core resends). */

@@ -165,6 +165,14 @@ impl ObjectStore {
         }
     }
 
+    /// True when `item`, written whole (not streamed), is large enough to
+    /// go to this store: at least the threshold, as DynamoDB sizes it. Its
+    /// payload then goes, in one frame, when it is written in batch mode
+    /// without history and its value stream is at least the threshold too.
+    pub fn takes_item(&self, item: &Item) -> bool {
+        crate::size::item_size(item) as u64 >= self.threshold
+    }
+
     /// Refuses a bucket name S3 would refuse (3 to 63 characters of
     /// lowercase letters, digits, `.` and `-`), a prefix over
     /// [`MAX_PREFIX_BYTES`] and a part size S3 would refuse.

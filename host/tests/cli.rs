@@ -123,6 +123,49 @@ fn every_command_against_a_server() {
         (s3_write - (0.005e-3 + 0.625e-6)).abs() < 1e-12,
         "{offload}"
     );
+    // An item from --json of at least the threshold goes to S3 as well,
+    // in one frame: estimate says so, put stores it there (one object, no
+    // chunk), get reads it back.
+    let hex: String = bytes[..1_000_000]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let doc_path = dir.join("big.json");
+    std::fs::write(
+        &doc_path,
+        format!(r#"{{"body": {{"S": "{hex}"}}, "n": {{"N": "7"}}}}"#),
+    )
+    .unwrap();
+    let at_doc = format!("@{}", doc_path.display());
+    let s3_run = |rest: &[&str]| {
+        let mut all = vec!["--data", data.to_str().unwrap(), "--s3-bucket", "media"];
+        all.extend_from_slice(rest);
+        run(&all)
+    };
+    let whole = json(&s3_run(&[
+        "estimate", "-t", &table, "-k", "id=big", "--json", &at_doc, "--output", "json",
+    ]));
+    assert_eq!(whole["storedIn"], "s3", "{whole}");
+    s3_run(&["put", "-t", &table, "-k", "id=big", "--json", &at_doc]);
+    let inspect = json(&s3_run(&[
+        "inspect", "-t", &table, "-k", "id=big", "--json",
+    ]));
+    assert_eq!(inspect["manifest"]["chunks"], 0, "{inspect}");
+    let object = inspect["manifest"]["object"]["key"].as_str().unwrap();
+    assert!(
+        object.starts_with(&format!("dynaslice/{table}/big/")),
+        "{inspect}"
+    );
+    let got = json(&s3_run(&["get", "-t", &table, "-k", "id=big"]));
+    assert_eq!(got["body"]["S"].as_str(), Some(hex.as_str()));
+    assert_eq!(got["n"]["N"], "7");
+    // In one transaction it stays in chunks.
+    let atomic = json(&s3_run(&[
+        "estimate", "-t", &table, "-k", "id=big", "--json", &at_doc, "--mode", "atomic",
+        "--output", "json",
+    ]));
+    assert_eq!(atomic["storedIn"], "chunks", "{atomic}");
+    s3_run(&["rm", "-t", &table, "-k", "id=big"]);
     // estimate wrote nothing
     assert_eq!(
         json(&run(&["ls", "-t", &table, "--json"]))["items"]

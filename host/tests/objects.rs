@@ -102,6 +102,107 @@ async fn payloads_of_every_size_round_trip_through_s3() {
 }
 
 #[tokio::test]
+async fn items_put_whole_go_to_s3_from_the_threshold_in_batch_mode() {
+    let layout = LayoutKind::ItemCollection;
+    let table = objects_table(layout).await;
+    let client = common::client();
+    let text: Vec<u8> = (0..3_000_000u32)
+        .flat_map(|i| format!("line {i} of a log\n").into_bytes())
+        .take(3_000_000)
+        .collect();
+    // Stored whole (it fits), one part (compressed text), parts of 5 MiB
+    // (noise), and two large attributes in one object.
+    // (id, its large attributes, the object's part count when in S3)
+    type Case<'a> = (&'a str, Vec<(&'a str, Vec<u8>)>, Option<usize>);
+    let cases: [Case; 4] = [
+        ("fits", vec![("data", common::noise(1, 100_000))], None),
+        ("text", vec![("data", text)], Some(1)),
+        (
+            "parts",
+            vec![("data", common::noise(2, 2 * MIN_PART_BYTES + 999))],
+            Some(3),
+        ),
+        (
+            "two",
+            vec![
+                ("data", common::noise(3, 500_000)),
+                ("more", common::noise(4, 700_000)),
+            ],
+            Some(1),
+        ),
+    ];
+    for (id, attributes, parts) in cases {
+        let mut item = parent(layout, id);
+        for (name, bytes) in attributes {
+            item.insert(name.into(), AttributeValue::B(bytes));
+        }
+        let outcome = put(&client, &table, &item, &PutOptions::default(), &())
+            .await
+            .expect("put");
+        let object = outcome.manifest.as_ref().and_then(|m| m.object.clone());
+        assert_eq!(object.is_some(), parts.is_some(), "{id}: in S3");
+        assert_eq!(
+            s3::fetch(&table, &item).await.item,
+            item,
+            "{id}: read back whole"
+        );
+        let Some(object) = object else { continue };
+        // No chunk was written: the manifest counts none, and the table
+        // holds only the parent under this key.
+        let manifest = outcome.manifest.unwrap();
+        assert_eq!((manifest.chunk_count, manifest.chunk_bytes), (0, 0), "{id}");
+        let objects = table.objects.as_ref().unwrap();
+        let head = objects
+            .client
+            .head_object()
+            .bucket(&object.bucket)
+            .key(&object.key)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(
+            head.content_length(),
+            Some(manifest.stored_len as i64),
+            "{id}"
+        );
+        // A multipart upload's ETag ends with its part count.
+        let etag = head.e_tag().unwrap().trim_matches('"').to_string();
+        let expected = parts.filter(|&n| n > 1).map(|n| format!("-{n}"));
+        assert_eq!(
+            etag.rsplit_once('-').map(|(_, n)| format!("-{n}")),
+            expected,
+            "{id}: {etag}"
+        );
+    }
+    assert_eq!(keys_under(&table).await.len(), 3);
+    // In atomic mode an item stays in chunks, in one transaction.
+    let mut item = parent(layout, "atomic");
+    item.insert(
+        "data".into(),
+        AttributeValue::B(common::noise(5, 1_000_000)),
+    );
+    let atomic = PutOptions {
+        mode: dynaslice_core::plan::WriteMode::Atomic,
+        ..PutOptions::default()
+    };
+    let outcome = put(&client, &table, &item, &atomic, &()).await.unwrap();
+    let manifest = outcome.manifest.unwrap();
+    assert!(manifest.object.is_none());
+    assert!(manifest.chunk_count > 1);
+    assert_eq!(s3::fetch(&table, &item).await.item, item);
+    // An item over its own object: the replaced object goes.
+    let mut item = parent(layout, "two");
+    item.insert("data".into(), AttributeValue::B(common::noise(6, 900_000)));
+    put(&client, &table, &item, &PutOptions::default(), &())
+        .await
+        .unwrap();
+    assert_eq!(s3::fetch(&table, &item).await.item, item);
+    assert_eq!(keys_under(&table).await.len(), 3);
+    let objects = table.objects.as_ref().unwrap();
+    assert_eq!(s3::uploads(&objects.client, &objects.store.prefix).await, 0);
+}
+
+#[tokio::test]
 async fn an_overwrite_or_a_delete_removes_the_replaced_object_only() {
     let layout = LayoutKind::ChunkTable;
     let table = objects_table(layout).await;

@@ -8,7 +8,8 @@
 //    and `getStream`, and host `get --out`; host `put --file` → driver
 //    `getItem`/`getStream`. Each payload is one object under the table's
 //    prefix, and no multipart upload is left open.
-// 2. A payload of unknown length (a stream with no size) goes to S3 too.
+// 2. A payload of unknown length (a stream with no size) goes to S3 too, and
+//    so does an item written whole (driver `putItem`, host `put --json`).
 // 3. Overwrites and deletes by the other side remove the replaced object.
 // 4. Hostile manifests: another item's manifest copied onto a parent reads
 //    as OBJECT_FOREIGN, and deleting the forged item leaves the victim's
@@ -35,7 +36,7 @@ import {
   ListObjectsV2Command,
   PutObjectCommand,
 } from '@aws-sdk/client-s3';
-import { deleteItem, gcObjects, getItem, getStream, putStream } from 'dynaslice/dynamodb';
+import { deleteItem, gcObjects, getItem, getStream, putItem, putStream } from 'dynaslice/dynamodb';
 import { startDynamoDBLocal } from '../js/support/dynamodb-local.mjs';
 import { startSeaweedFS } from '../js/support/seaweedfs.mjs';
 import { buildHost, targetDir } from './support/server.mjs';
@@ -223,6 +224,39 @@ describe('round trips', () => {
     const put = await putStream(client, source, { pk: { S: 'unknown-length' } }, options({ attribute: 'data' }));
     assert.ok(put.manifest.object, 'in S3');
     assert.ok((await hostGetFile('unknown-length')).equals(bytes));
+  });
+});
+
+describe('items written whole', () => {
+  test('driver putItem and host put --json send an item over the threshold to S3 in one frame; the other side reads it', async () => {
+    const a = randomBytes(3 * MB);
+    const b = payload(2 * MB, true);
+    const item = { pk: { S: 'whole-driver' }, a: { B: a }, b: { B: b }, title: { S: 'two large attributes' } };
+    const put = await putItem(client, item, options());
+    assert.equal(put.manifest.object?.bucket, BUCKET, 'in S3');
+    assert.equal(put.manifest.chunkCount, 0, 'no chunk');
+    assert.deepEqual(await objectsOf('whole-driver'), [put.manifest.object.key]);
+    const got = JSON.parse((await hostOk(['get', '-t', TABLE, '-k', 'pk=whole-driver'])).stdout);
+    assert.equal(got.a.B, a.toString('base64'));
+    assert.equal(got.b.B, b.toString('base64'));
+    assert.equal(got.title.S, item.title.S);
+
+    const text = randomBytes(1536 * KB).toString('hex');
+    const doc = join(dir, 'whole.json');
+    writeFileSync(doc, JSON.stringify({ body: { S: text }, n: { N: '7' } }));
+    await hostOk(['put', '-t', TABLE, '-k', 'pk=whole-host', '--json', `@${doc}`]);
+    rmSync(doc);
+    assert.equal((await objectsOf('whole-host')).length, 1, 'one object');
+    const { item: back } = await getItem(client, { pk: { S: 'whole-host' } }, options());
+    assert.equal(back.body.S, text);
+    assert.equal(back.n.N, '7');
+    // The driver overwrites the host's item: its object goes.
+    const replaced = (await objectsOf('whole-host'))[0];
+    await putItem(client, { pk: { S: 'whole-host' }, body: { S: text.slice(1) } }, options());
+    const now = await objectsOf('whole-host');
+    assert.equal(now.length, 1);
+    assert.notEqual(now[0], replaced);
+    assert.deepEqual(await openUploads(), []);
   });
 });
 

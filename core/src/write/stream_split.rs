@@ -9,9 +9,9 @@ use crate::codec::{Codec, Compression, FRAME_HEADER_BYTES, FrameHeader};
 use crate::digest::Digester;
 use crate::digest::chunk_digest;
 use crate::encoding::binary_attribute_prefix;
-use crate::manifest::{Manifest, reserved_attribute};
+use crate::manifest::{CHUNK_DATA_ATTRIBUTE, Manifest, reserved_attribute};
 use crate::validate::{ValidateOptions, validate_item};
-use crate::value::Item;
+use crate::value::{AttributeValue, Item};
 use crate::write::cutter::Cutter;
 use crate::write::split::DEFAULT_MAX_CHUNK_KEYS;
 use crate::write::split::{
@@ -109,6 +109,82 @@ impl ObjectFrame {
             chunks: Vec::new(),
             manifest: Some(manifest),
         })
+    }
+}
+
+impl ObjectFrame {
+    /// True when `split` is an item split whole into one frame (in chunks
+    /// or inline, not in groups, not already an object) that fits an S3
+    /// object of parts of `part_bytes` ([`crate::object::MAX_PARTS`]).
+    pub fn holds(split: &SplitItem, part_bytes: usize) -> bool {
+        let Some(m) = &split.manifest else {
+            return false;
+        };
+        let chunked = m.chunk_count > 0
+            && split
+                .chunks
+                .iter()
+                .all(|c| matches!(c.get(CHUNK_DATA_ATTRIBUTE), Some(AttributeValue::B(_))));
+        m.groups.is_empty()
+            && m.object.is_none()
+            && (m.inline.is_some() || chunked)
+            && m.stored_len.div_ceil(part_bytes.max(1) as u64)
+                <= u64::from(crate::object::MAX_PARTS)
+    }
+
+    /// An item split whole, stored as one S3 object instead: the frame,
+    /// and its bytes cut into parts of `part_bytes`. `None` unless
+    /// [`ObjectFrame::holds`] the split.
+    pub fn from_split(
+        split: SplitItem,
+        options: &SplitOptions,
+        part_bytes: usize,
+    ) -> Option<(ObjectFrame, Vec<Part>)> {
+        if !Self::holds(&split, part_bytes) {
+            return None;
+        }
+        let part_bytes = part_bytes.max(1);
+        let mut manifest = split.manifest?;
+        let pieces: Vec<Vec<u8>> = match manifest.inline.take() {
+            Some(frame) => alloc::vec![frame],
+            None => split
+                .chunks
+                .into_iter()
+                .filter_map(|mut chunk| match chunk.remove(CHUNK_DATA_ATTRIBUTE) {
+                    Some(AttributeValue::B(data)) => Some(data),
+                    _ => None,
+                })
+                .collect(),
+        };
+        let mut parts = Vec::new();
+        let mut data = Vec::with_capacity(part_bytes.min(manifest.stored_len as usize));
+        for bytes in pieces {
+            let mut piece = bytes.as_slice();
+            while !piece.is_empty() {
+                let take = piece.len().min(part_bytes - data.len());
+                data.extend_from_slice(&piece[..take]);
+                piece = &piece[take..];
+                if data.len() == part_bytes {
+                    let number = parts.len() as u32 + 1;
+                    parts.push(Part {
+                        number,
+                        data: core::mem::take(&mut data),
+                    });
+                }
+            }
+        }
+        if !data.is_empty() || parts.is_empty() {
+            let number = parts.len() as u32 + 1;
+            parts.push(Part { number, data });
+        }
+        manifest.chunk_count = 0;
+        manifest.chunk_bytes = 0;
+        let frame = ObjectFrame {
+            options: options.clone(),
+            parent: split.parent,
+            manifest,
+        };
+        Some((frame, parts))
     }
 }
 

@@ -211,10 +211,18 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
         (None, Some(text)) => json_item(text, &key)?,
         (None, None) => return Err(HostError::Input("estimate needs --file or --json".into())),
     };
-    let split = split_item(
-        &item,
-        &options.split_options(&table.core(), fresh_version()),
-    )?;
+    // An item written whole goes to S3 in one frame, as `put` would write it.
+    let whole_to_s3 = args.file.is_none()
+        && options.mode == dynaslice_core::plan::WriteMode::Batch
+        && table
+            .objects
+            .as_ref()
+            .is_some_and(|o| o.store.takes_item(&item));
+    let mut split_options = options.split_options(&table.core(), fresh_version());
+    if whole_to_s3 {
+        split_options.group_bytes = usize::MAX;
+    }
+    let split = split_item(&item, &split_options)?;
     // Priced as what it would be: an overwrite of what is stored now (a
     // manifest beyond the chunk-key bound costs no cleanup, as in `put`).
     let stored = dynaslice_host::stored_parent(client, &table, &key).await?;
@@ -234,7 +242,13 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     let read_units = read.whole_read_units();
     let item_bytes = item_size(&item);
     let costs = dynaslice_core::plan::write_costs_to(&split, table.anchors.is_some()).by_mode();
-    let prices = where_and_price(&table, args, &split, plan.write_units(), read_units);
+    let prices = where_and_price(
+        &table,
+        args,
+        &split,
+        whole_to_s3,
+        (plan.write_units(), read_units),
+    );
     if json {
         let costs: serde_json::Map<String, serde_json::Value> = costs
             .iter()
@@ -331,19 +345,30 @@ struct Priced {
 }
 
 /// Where a `put` of `split` would store its payload (in S3 when the table
-/// keeps payloads there and a file of at least the threshold is written),
-/// and what a write, a strongly consistent read and a month of storage cost
-/// in chunks and in S3, at us-east-1 list prices.
+/// keeps payloads there and a payload of at least the threshold is written:
+/// a file, or an item `whole_to_s3`), and what a write, a strongly
+/// consistent read and a month of storage cost in chunks and in S3, at
+/// us-east-1 list prices.
 fn where_and_price(
     table: &TableConfig,
     args: &PutArgs,
     split: &dynaslice_core::SplitItem,
-    write_units: u64,
-    read_units: f64,
+    whole_to_s3: bool,
+    (write_units, read_units): (u64, f64),
 ) -> Priced {
     use dynaslice_core::price::{US_EAST_1, object_requests};
     let p = US_EAST_1;
-    let Some(manifest) = split.manifest.as_ref().filter(|m| m.inline.is_none()) else {
+    let offloads = |m: &dynaslice_core::manifest::Manifest| {
+        table
+            .objects
+            .as_ref()
+            .is_some_and(|o| m.raw_len >= o.store.threshold && (args.file.is_some() || whole_to_s3))
+    };
+    let Some(manifest) = split
+        .manifest
+        .as_ref()
+        .filter(|m| m.inline.is_none() || offloads(m))
+    else {
         let stored_in = "item";
         let json = json!({ "writeDollars": p.write_units(write_units) });
         return Priced {
@@ -382,7 +407,7 @@ fn where_and_price(
     let s3_read = p.s3_reads(requests.reads) + p.read_units(parent_read);
     let s3_month =
         p.s3_month(manifest.stored_len) + p.dynamodb_month(item_size(&split.parent) as u64);
-    let offloads = args.file.is_some() && manifest.raw_len >= objects.store.threshold;
+    let offloads = offloads(manifest);
     lines.push(format!(
         "in S3: write ${s3_write:.6} ({} request{} + {parent_units} WRU), read ${s3_read:.7} ({} GET{}), a month ${s3_month:.6}",
         requests.writes,
@@ -395,11 +420,17 @@ fn where_and_price(
             "stored in S3 (s3://{}/{}…): the payload is at least {} bytes",
             objects.store.bucket, objects.store.prefix, objects.store.threshold
         ),
-        false if args.file.is_some() => format!(
+        false
+            if args.file.is_none()
+                && args.mode.write_mode() == dynaslice_core::plan::WriteMode::Atomic =>
+        {
+            "stored in chunks: an item written in one transaction (--mode atomic) stays in DynamoDB"
+                .to_string()
+        }
+        false => format!(
             "stored in chunks: the payload is under the S3 threshold of {} bytes",
             objects.store.threshold
         ),
-        false => "stored in chunks: only a file or a pipe goes to S3 (--file)".to_string(),
     });
     let json = json!({
         "chunks": chunks,

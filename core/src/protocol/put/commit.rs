@@ -405,6 +405,8 @@ impl PutMachine<'_> {
         self.cleanup = Vec::new();
         self.abort = Vec::new();
         self.split = None;
+        // An object this attempt stored stays for gc, as its chunks do.
+        self.object = None;
         self.cutter = Cutter::Idle;
         self.phase = Phase::Restamp;
         Ok(())

@@ -11,18 +11,18 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::{Cutter, Purpose, PutMachine, PutOutcome, PutSource};
+use super::{Cutter, Phase, Purpose, PutMachine, PutOutcome, PutSource};
 use crate::capacity::write_units;
 use crate::codec::crc32;
 use crate::object::ObjectRef;
-use crate::plan::{WriteKind, WriteSteps, plan_streamed_commit_as};
+use crate::plan::{WriteKind, WriteMode, WriteSteps, plan_streamed_commit_as};
 use crate::protocol::error::ProtocolError;
 use crate::protocol::flights::{Failed, Resend};
 use crate::protocol::policy::{INPUT_BYTES, PARTS_IN_FLIGHT};
 use crate::protocol::request::{ObjectAnswer, ObjectKey, ObjectRequest, PartDone, Request};
 use crate::protocol::{Progress, Step};
 use crate::size::item_size;
-use crate::write::split::SplitError;
+use crate::write::split::{SplitError, SplitItem};
 use crate::write::stream_split::{ObjectFrame, Part, StreamSplit};
 
 /// The upload of one version's object.
@@ -105,6 +105,66 @@ impl PutMachine<'_> {
             key,
         };
         Some(ObjectUpload::new(object, store.part_bytes))
+    }
+
+    /// An item split whole goes to S3 instead of chunks when the table
+    /// sends payloads of its length there (its value stream's raw length
+    /// at least the threshold), it is written in batch mode and keeps no
+    /// history: its frame is cut into parts, the upload starts, and the
+    /// commit follows as a stream's does. The split comes back when it
+    /// stays in chunks (or inline, or whole).
+    #[must_use]
+    pub(super) fn offload(&mut self, split: SplitItem) -> Option<SplitItem> {
+        let eligible = self.may_offload() && !self.keeps;
+        let Some(store) = self.table.objects.as_ref().filter(|_| eligible) else {
+            return Some(split);
+        };
+        let key = match &split.manifest {
+            Some(m)
+                if m.raw_len >= store.threshold && ObjectFrame::holds(&split, store.part_bytes) =>
+            {
+                store.key_for(&self.table.key, &split.parent, m.version)
+            }
+            _ => return Some(split),
+        };
+        let Ok(key) = key else { return Some(split) };
+        let object = ObjectKey {
+            bucket: store.bucket.clone(),
+            key,
+        };
+        let mut upload = ObjectUpload::new(object, store.part_bytes);
+        let options = self.split_options_now();
+        let (frame, mut parts) = ObjectFrame::from_split(split, &options, upload.part_bytes)?;
+        let raw_len = frame.manifest().raw_len;
+        // Sent from the first: `poll_object` takes from the end.
+        parts.reverse();
+        upload.waiting = parts;
+        upload.frame = Some(frame);
+        self.object = Some(upload);
+        self.progress = Progress {
+            bytes_total: raw_len,
+            ..Progress::default()
+        };
+        self.cutter = Cutter::Ended;
+        self.phase = Phase::Chunks;
+        None
+    }
+
+    /// True when the item written may go to S3: the table sends payloads
+    /// there, it is written in batch mode, and it is large enough
+    /// ([`ObjectStore::takes_item`](crate::object::ObjectStore::takes_item)).
+    pub(super) fn may_offload(&self) -> bool {
+        let item = match &self.source {
+            PutSource::Item(item) => *item,
+            PutSource::Owned(item) => item,
+            _ => return false,
+        };
+        self.options.mode == WriteMode::Batch
+            && self
+                .table
+                .objects
+                .as_ref()
+                .is_some_and(|s| s.takes_item(item))
     }
 
     /// Parts cut from the payload.

@@ -108,9 +108,15 @@ impl PutMachine<'_> {
     /// Splits the item (the first time with the executor's clock, again in
     /// the store's time), or stamps an upload in the store's time.
     pub(super) fn split_now(&mut self) -> Result<(), ProtocolError> {
-        let split_options = self.split_options_now();
+        let mut split_options = self.split_options_now();
+        // An item that may go to S3 is split whole into one frame, then
+        // cut into parts ([`PutMachine::offload`]).
+        let to_s3 = self.may_offload();
+        if to_s3 {
+            split_options.group_bytes = usize::MAX;
+        }
         match &mut self.source {
-            PutSource::Item(item) if self.options.mode == WriteMode::Batch => {
+            PutSource::Item(item) if self.options.mode == WriteMode::Batch && !to_s3 => {
                 match split_item_streamed(item, &split_options)? {
                     ItemSplit::Whole(split) => self.split = Some(split),
                     ItemSplit::Streaming(stream) => {
@@ -167,6 +173,12 @@ impl PutMachine<'_> {
     /// then the commit.
     pub(super) fn plan_whole(&mut self, mut split: SplitItem) -> Result<(), ProtocolError> {
         let kept = self.keep_history(&mut split.parent)?;
+        if kept.is_none() {
+            let Some(stays) = self.offload(split) else {
+                return Ok(());
+            };
+            split = stays;
+        }
         // The record goes out with the chunks, before the commit.
         if let Some(record) = kept.as_ref().and_then(|k| k.record.clone()) {
             split.chunks.push(record);
