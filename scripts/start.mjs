@@ -3,7 +3,8 @@
 // packages, Rust targets, wasm-bindgen), builds what is missing or stale:
 // the npm package's WebAssembly (scripts/build-wasm.mjs, as `npm test` does)
 // and the host (cargo, release), then runs `dynaslice serve` on the embedded
-// store (data in .dynaslice/local.db) and prints the page's URL, with this
+// stores (table data in .dynaslice/local.db, payloads of 1 MiB or more in the
+// embedded S3 store's bucket `dynaslice`, .dynaslice/s3) and prints the page's URL, with this
 // launch's key in its fragment (`#token=`). Ctrl-C stops it cleanly.
 //
 // Arguments after `--` go to `dynaslice serve`:
@@ -58,7 +59,13 @@ run('cargo', ['build', '--release', '-p', 'dynaslice-host']);
 const targetDir = process.env.CARGO_TARGET_DIR ? resolve(process.env.CARGO_TARGET_DIR) : join(root, 'target');
 const binary = join(targetDir, 'release', 'dynaslice');
 mkdirSync(join(root, '.dynaslice'), { recursive: true });
-const args = ['serve', '--data', join(root, '.dynaslice', 'local.db'), ...process.argv.slice(2)];
+// Large payloads go to the embedded S3 store (objects under .dynaslice/s3),
+// which the server offers the page on a port of its own: a file of 1 MiB or
+// more goes from the browser straight to it. `--s3-bucket` (or
+// DYNASLICE_S3_BUCKET) names another bucket; with `--s3-endpoint` another server.
+const extra = process.argv.slice(2);
+const s3 = extra.some((a) => a === '--s3-bucket' || a.startsWith('--s3-bucket=')) || process.env.DYNASLICE_S3_BUCKET ? [] : ['--s3-bucket', 'dynaslice'];
+const args = ['serve', '--data', join(root, '.dynaslice', 'local.db'), ...s3, ...extra];
 say(`starting ${binary} ${args.join(' ')}`);
 const server = spawn(binary, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
 

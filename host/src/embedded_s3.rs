@@ -12,6 +12,8 @@
 //! a real server (SeaweedFS; see `host/tests/objects.rs`).
 
 use std::path::Path;
+#[cfg(feature = "serve")]
+use std::time::Duration;
 use std::time::SystemTime;
 
 use aws_smithy_runtime_api::client::http::{
@@ -20,7 +22,7 @@ use aws_smithy_runtime_api::client::http::{
 use aws_smithy_runtime_api::client::orchestrator::HttpRequest;
 use aws_smithy_runtime_api::client::runtime_components::RuntimeComponents;
 use s3s::auth::SimpleAuth;
-use s3s::service::S3ServiceBuilder;
+use s3s::service::{S3Service, S3ServiceBuilder};
 
 use crate::error::HostError;
 
@@ -36,16 +38,21 @@ impl std::fmt::Debug for EmbeddedS3 {
     }
 }
 
+/// The S3 protocol over the folder `root` (created if missing), answering
+/// requests signed with `access_key` and `secret`.
+fn service(root: &Path, access_key: &str, secret: &str) -> Result<S3Service, HostError> {
+    std::fs::create_dir_all(root).map_err(|e| HostError::io(root.display(), e))?;
+    let fs = s3s_fs::FileSystem::new(root).map_err(|e| HostError::Embedded(format!("{e:?}")))?;
+    let mut builder = S3ServiceBuilder::new(fs);
+    builder.set_auth(SimpleAuth::from_single(access_key, secret));
+    Ok(builder.build())
+}
+
 impl EmbeddedS3 {
     /// Opens the store with its buckets as folders of `root` (created if
     /// missing).
     pub fn open(root: &Path) -> Result<Self, HostError> {
-        std::fs::create_dir_all(root).map_err(|e| HostError::io(root.display(), e))?;
-        let fs =
-            s3s_fs::FileSystem::new(root).map_err(|e| HostError::Embedded(format!("{e:?}")))?;
-        let mut builder = S3ServiceBuilder::new(fs);
-        builder.set_auth(SimpleAuth::from_single("dynaslice", "dynaslice"));
-        let service = builder.build();
+        let service = service(root, "dynaslice", "dynaslice")?;
         // The endpoint is never contacted: the connector answers every request.
         let config = crate::objects::local_s3_config("http://s3.embedded.invalid")
             .http_client(Dated(s3s_aws::Client::from(service)))
@@ -88,6 +95,70 @@ impl HttpConnector for DatedConnector {
             let date = httpdate::fmt_http_date(SystemTime::now());
             response.headers_mut().insert("date", date);
             Ok(response)
+        })
+    }
+}
+
+/// Serving the store over HTTP, for a page that uploads straight to it
+/// (`dynaslice serve` on the embedded store).
+#[cfg(feature = "serve")]
+impl EmbeddedS3 {
+    /// Opens the store as [`EmbeddedS3::open`] does and serves it on `ip`,
+    /// on a port of its own, until the process ends. Every request must be
+    /// signed with a secret key made for this launch (the client returned
+    /// holds it, and presigns with it; no one else knows it), and CORS lets
+    /// only pages of `page_origins` (the server's own) send the presigned
+    /// PUTs and read the answers.
+    pub async fn listen(
+        root: &Path,
+        ip: std::net::IpAddr,
+        page_origins: std::collections::BTreeSet<String>,
+    ) -> Result<Self, HostError> {
+        use axum::http::{Method, header};
+        use tower_http::cors::{AllowHeaders, AllowOrigin, Cors};
+
+        const ACCESS_KEY: &str = "dynaslice-embedded";
+        let secret = crate::serve::fresh_token()?;
+        let service = service(root, ACCESS_KEY, &secret)?;
+        let listener = tokio::net::TcpListener::bind((ip, 0))
+            .await
+            .map_err(|e| HostError::Input(format!("cannot listen on {ip} for S3: {e}")))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| HostError::Internal(e.to_string()))?;
+        let allowed = move |origin: &header::HeaderValue, _: &axum::http::request::Parts| {
+            origin
+                .to_str()
+                .is_ok_and(|o| page_origins.contains(&o.to_ascii_lowercase()))
+        };
+        let app = Cors::new(service)
+            .allow_origin(AllowOrigin::predicate(allowed))
+            .allow_methods([Method::GET, Method::HEAD, Method::PUT])
+            .allow_headers(AllowHeaders::mirror_request())
+            .expose_headers([header::ETAG])
+            .max_age(Duration::from_secs(600));
+        let app = hyper_util::service::TowerToHyperService::new(app);
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let app = app.clone();
+                tokio::spawn(async move {
+                    let io = hyper_util::rt::TokioIo::new(stream);
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .serve_connection(io, app)
+                        .await;
+                });
+            }
+        });
+        let credentials =
+            aws_sdk_s3::config::Credentials::new(ACCESS_KEY, secret, None, None, "embedded");
+        let config = crate::objects::local_s3_config(&format!("http://{addr}"))
+            .credentials_provider(credentials)
+            .build();
+        Ok(Self {
+            client: aws_sdk_s3::Client::from_conf(config),
         })
     }
 }

@@ -12,6 +12,11 @@
 //   caller's scope (no URL at all), a body with another checksum, a body
 //   longer than granted, an object that is not a frame, a frame whose digest
 //   does not match its bytes.
+// - The embedded store (`--s3-bucket` with no endpoint, as `npm start` runs
+//   it) is served on a port of its own: CORS for the page's origin only,
+//   requests signed with this launch's key (the placeholder key refused);
+//   a 12 MB upload through it from Node, and a 20 MB one from the page in
+//   Chromium, read back byte for byte.
 // - In Chromium, the page uploads a 100 MB file straight to S3 (the bucket's
 //   CORS lets the page's origin PUT) and reads it back identical; from the
 //   page, another user's scope, a wrong checksum and a larger body are
@@ -27,7 +32,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { crc32 } from 'node:zlib';
-import { ListMultipartUploadsCommand, ListObjectsV2Command, PutBucketCorsCommand } from '@aws-sdk/client-s3';
+import { ListMultipartUploadsCommand, ListObjectsV2Command, PutBucketCorsCommand, S3Client } from '@aws-sdk/client-s3';
 import { chunkData, split } from 'dynaslice';
 import { itemToWire } from '../../www/js/wire.js';
 import { startSeaweedFS } from '../js/support/seaweedfs.mjs';
@@ -71,8 +76,8 @@ const b64crc = (bytes) => {
   return out.toString('base64');
 };
 
-async function post(path, body) {
-  const response = await apiFetch(server, `/api/upload/${path}?table=${TABLE}`, {
+async function post(path, body, at = server) {
+  const response = await apiFetch(at, `/api/upload/${path}?table=${TABLE}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
@@ -80,8 +85,8 @@ async function post(path, body) {
   return { status: response.status, body: await response.json() };
 }
 
-async function grant(parent, frame, claim = {}) {
-  return post('object', { parent: itemToWire(parent), attribute: 'data', size: claim.size ?? frame.length, crc32: claim.crc32 ?? b64crc(frame) });
+async function grant(parent, frame, claim = {}, at = server) {
+  return post('object', { parent: itemToWire(parent), attribute: 'data', size: claim.size ?? frame.length, crc32: claim.crc32 ?? b64crc(frame) }, at);
 }
 
 /** The presigned PUT, sent as a browser sends it: every signed header but those the browser sets itself. */
@@ -101,8 +106,8 @@ async function objectKeys() {
   return (page.Contents ?? []).map((o) => o.Key).sort();
 }
 
-async function stored(pk) {
-  const response = await apiFetch(server, `/api/item?table=${TABLE}&key=${keyParam(pk)}&attribute=data`);
+async function stored(pk, at = server) {
+  const response = await apiFetch(at, `/api/item?table=${TABLE}&key=${keyParam(pk)}&attribute=data`);
   return response.status === 200 ? Buffer.from(await response.arrayBuffer()) : response.status;
 }
 
@@ -188,15 +193,75 @@ describe('uploads straight to S3', () => {
   });
 });
 
-test('/api/config names the store the page uploads to, and not the embedded one, which has no address', async () => {
+test('/api/config names the store the page uploads to', async () => {
   const config = await getConfig(server);
   assert.deepEqual(config.tables.find((t) => t.name === TABLE).s3, { bucket: BUCKET, thresholdBytes: MB });
-  const embedded = await startServer(['--s3-bucket', BUCKET]);
-  try {
-    assert.equal((await getConfig(embedded)).tables.find((t) => t.name === TABLE).s3, null);
-  } finally {
-    await embedded.stop();
-  }
+});
+
+describe('the embedded store, served beside the page (as npm start runs it)', () => {
+  let local;
+  before(async () => {
+    local = await startServer(['--s3-bucket', BUCKET]);
+  });
+  after(async () => {
+    await local?.stop();
+  });
+
+  test('on a port of its own, for the page’s origin only, signed with this launch’s key: a 12 MB upload goes through', async () => {
+    assert.deepEqual((await getConfig(local)).tables.find((t) => t.name === TABLE).s3, { bucket: BUCKET, thresholdBytes: MB });
+    const bytes = randomBytes(12 * MB);
+    const { parent, frame } = frameOf('clip', bytes);
+    const granted = await grant(parent, frame, {}, local);
+    assert.equal(granted.status, 200, JSON.stringify(granted.body));
+    const url = new URL(granted.body.url);
+    assert.equal(url.hostname, '127.0.0.1');
+    assert.notEqual(url.port, String(local.port), 'a port of its own');
+    // CORS: the page's origin may PUT; another origin gets no grant of access.
+    const preflight = (origin) =>
+      fetch(url, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'PUT', 'access-control-request-headers': 'if-none-match,x-amz-checksum-crc32' } });
+    const own = await preflight(local.url);
+    assert.equal(own.headers.get('access-control-allow-origin'), local.url);
+    assert.match(own.headers.get('access-control-allow-methods') ?? '', /PUT/);
+    const foreign = await preflight('http://evil.example');
+    assert.equal(foreign.headers.get('access-control-allow-origin'), null);
+    // Unsigned, or signed with the placeholder key every local server knows: refused.
+    assert.equal((await fetch(`${url.origin}/${BUCKET}/${granted.body.key}`, { method: 'PUT', body: 'forged' })).status, 403);
+    const placeholder = new S3Client({ endpoint: url.origin, forcePathStyle: true, region: 'us-east-1', credentials: { accessKeyId: 'dynaslice', secretAccessKey: 'dynaslice' } });
+    await assert.rejects(placeholder.send(new ListObjectsV2Command({ Bucket: BUCKET })), (error) => error.$metadata?.httpStatusCode === 403);
+    placeholder.destroy();
+    assert.equal(await putObject(granted.body, frame), 200);
+    const committed = await post('object/commit', { version: granted.body.version }, local);
+    assert.equal(committed.status, 200, JSON.stringify(committed.body));
+    assert.ok((await stored('clip', local)).equals(bytes), 'read back byte for byte');
+    // The URL cannot replace the committed object with other bytes: refused
+    // (412 or 400), or the connection closed on the body once the refusal went
+    // (s3s answers before reading it).
+    const replay = await putObject(granted.body, randomBytes(frame.length));
+    assert.ok(replay === 412 || replay === 400 || /^failed: (EPIPE|ECONNRESET|UND_ERR_SOCKET)$/.test(replay), String(replay));
+    assert.ok((await stored('clip', local)).equals(bytes), 'the object is unchanged');
+  });
+
+  test('in Chromium, the page sends a 20 MB file straight to it and reads it back identical', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'dynaslice-s3-local-'));
+    const browser = await launch();
+    try {
+      const page = await openPage(browser, local);
+      const data = randomBytes(20 * MB);
+      const file = join(dir, 'local.bin');
+      writeFileSync(file, data);
+      await page.fill('#key', 'local');
+      await page.setInputFiles('#file', file);
+      await page.waitForSelector('#plan[data-state="ready"]', { timeout: 120_000 });
+      await page.click('#upload');
+      await page.waitForSelector('#verify[data-state="verified"]', { timeout: 300_000 });
+      assert.equal(await page.getAttribute('body', 'data-route'), 's3', 'the page sent the frame to the embedded S3 store');
+      assert.ok((await stored('local', local)).equals(data), 'read back identical');
+      assert.deepEqual(page.problems, [], 'no error in the page');
+    } finally {
+      await browser.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('the page, in Chromium', () => {

@@ -779,6 +779,7 @@ pub async fn serve(client: &Client, args: &ServeArgs) -> Result<ExitCode, HostEr
             body_idle_timeout: args.body_idle_timeout,
             ..Default::default()
         },
+        embedded_s3: super::embedded_s3(),
     };
     let shutdown = async {
         let mut term =

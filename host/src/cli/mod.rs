@@ -109,6 +109,8 @@ async fn connect(cli: &Cli) -> Result<Client, HostError> {
 /// The S3 store payloads go to, as the command line names it.
 struct S3Settings {
     client: aws_sdk_s3::Client,
+    /// The embedded store's folder, when it is the embedded one.
+    embedded: Option<std::path::PathBuf>,
     bucket: String,
     prefix: String,
     threshold: u64,
@@ -123,12 +125,16 @@ async fn connect_s3(cli: &Cli) -> Result<(), HostError> {
     let Some(bucket) = &cli.s3_bucket else {
         return Ok(());
     };
+    let mut embedded = None;
     let client = match (&cli.s3_endpoint, cli.aws) {
         (Some(url), _) => dynaslice_host::local_s3_client(url),
         (None, true) => dynaslice_host::aws_s3_client().await,
         (None, false) => {
             let folder = cli.data.parent().unwrap_or(std::path::Path::new("."));
-            dynaslice_host::EmbeddedS3::open(&folder.join("s3"))?.client()
+            let root = folder.join("s3");
+            let client = dynaslice_host::EmbeddedS3::open(&root)?.client();
+            embedded = Some(root);
+            client
         }
     };
     if !cli.aws || cli.s3_endpoint.is_some() {
@@ -136,12 +142,18 @@ async fn connect_s3(cli: &Cli) -> Result<(), HostError> {
     }
     let settings = S3Settings {
         client,
+        embedded,
         bucket: bucket.clone(),
         prefix: cli.s3_prefix.clone(),
         threshold: cli.s3_threshold,
     };
     let _ = S3.set(settings);
     Ok(())
+}
+
+/// The embedded S3 store's folder, when the command line's S3 store is it.
+pub(crate) fn embedded_s3() -> Option<std::path::PathBuf> {
+    S3.get().and_then(|s| s.embedded.clone())
 }
 
 /// `table` as the server describes it, with the command line's S3 store

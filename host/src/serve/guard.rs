@@ -55,27 +55,8 @@ impl Guard {
                  (it travels in a URL)"
             )));
         }
-        let port = addr.port();
-        let mut hosts: BTreeSet<String> = [
-            addr.to_string(),
-            format!("localhost:{port}"),
-            format!("127.0.0.1:{port}"),
-            format!("[::1]:{port}"),
-        ]
-        .into();
-        for name in extra_hosts {
-            let name = name.to_ascii_lowercase();
-            // `name:port` as given; a bare name (or `[v6]`) on our port.
-            let has_port = name.rsplit_once(':').is_some_and(|(host, p)| {
-                !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && !host.ends_with(':')
-            }) && (!name.starts_with('[') || name.contains("]:"));
-            if has_port {
-                hosts.insert(name);
-            } else {
-                hosts.insert(format!("{name}:{port}"));
-            }
-        }
-        let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
+        let hosts = hosts(addr, extra_hosts);
+        let origins = origins(&hosts);
         let csp = content_security_policy(index_html, connect);
         Ok(Self {
             hosts,
@@ -137,6 +118,43 @@ impl Guard {
 /// Tokens shorter than this are refused: 16 characters of base64url are
 /// 96 bits, beyond guessing through a browser.
 const MIN_TOKEN_LEN: usize = 16;
+
+/// The `Host` values the server answers: its listen address and loopback
+/// names on its port, and `extra_hosts` (`name:port` as given, a bare name
+/// or `[v6]` on its port).
+fn hosts(addr: SocketAddr, extra_hosts: &[String]) -> BTreeSet<String> {
+    let port = addr.port();
+    let mut hosts: BTreeSet<String> = [
+        addr.to_string(),
+        format!("localhost:{port}"),
+        format!("127.0.0.1:{port}"),
+        format!("[::1]:{port}"),
+    ]
+    .into();
+    for name in extra_hosts {
+        let name = name.to_ascii_lowercase();
+        let has_port = name.rsplit_once(':').is_some_and(|(host, p)| {
+            !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && !host.ends_with(':')
+        }) && (!name.starts_with('[') || name.contains("]:"));
+        if has_port {
+            hosts.insert(name);
+        } else {
+            hosts.insert(format!("{name}:{port}"));
+        }
+    }
+    hosts
+}
+
+fn origins(hosts: &BTreeSet<String>) -> BTreeSet<String> {
+    hosts.iter().map(|h| format!("http://{h}")).collect()
+}
+
+/// The origins the page is served from (`http://` and each `Host` value
+/// the server answers).
+#[cfg(feature = "embedded")]
+pub(super) fn page_origins(addr: SocketAddr, extra_hosts: &[String]) -> BTreeSet<String> {
+    origins(&hosts(addr, extra_hosts))
+}
 
 /// A fresh per-launch token: 32 random bytes from the operating system,
 /// base64url (43 characters).

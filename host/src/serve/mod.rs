@@ -85,6 +85,12 @@ pub struct ServeConfig {
     pub allowed_hosts: Vec<String>,
     /// Time and concurrency bounds.
     pub limits: ServeLimits,
+    /// The folder of the embedded S3 store the tables' objects are in,
+    /// when they are ([`crate::EmbeddedS3`]): served on a port of its own
+    /// beside the page when the server listens on one address (not
+    /// `0.0.0.0`), so the page uploads straight to it; else the page sends
+    /// payloads through the server.
+    pub embedded_s3: Option<PathBuf>,
 }
 
 impl ServeConfig {
@@ -251,6 +257,8 @@ pub async fn serve(
     let index = config.www.join("index.html");
     let index_html =
         std::fs::read_to_string(&index).map_err(|e| HostError::io(index.display(), e))?;
+    #[cfg(feature = "embedded")]
+    let config = serve_embedded_s3(config, addr).await?;
     let direct = s3_origins(&config.tables).await;
     let guard = Guard::new(
         addr,
@@ -272,9 +280,36 @@ pub async fn serve(
     Ok(())
 }
 
+/// The embedded S3 store, when the tables' objects are in it, served to
+/// the page beside the server at `addr` (on one address, not `0.0.0.0`),
+/// the tables' objects reached through that server.
+#[cfg(feature = "embedded")]
+async fn serve_embedded_s3(
+    mut config: ServeConfig,
+    addr: SocketAddr,
+) -> Result<ServeConfig, HostError> {
+    let Some(root) = &config.embedded_s3 else {
+        return Ok(config);
+    };
+    if addr.ip().is_unspecified() {
+        return Ok(config);
+    }
+    let origins = guard::page_origins(addr, &config.allowed_hosts);
+    let store = crate::EmbeddedS3::listen(root, addr.ip(), origins).await?;
+    for objects in config
+        .tables
+        .values_mut()
+        .filter_map(|t| t.objects.as_mut())
+    {
+        objects.client = store.client();
+    }
+    Ok(config)
+}
+
 /// The origin of each table's S3 endpoint, which the page PUTs to
 /// straight: as a presigned URL names it (presigning is done here, nothing
-/// is sent). The embedded store has no address, and is left out.
+/// is sent). The embedded store answered in process has no address, and is
+/// left out.
 async fn s3_origins(tables: &BTreeMap<String, TableConfig>) -> BTreeMap<String, String> {
     let mut origins = BTreeMap::new();
     for (name, objects) in tables
