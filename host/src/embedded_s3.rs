@@ -138,17 +138,26 @@ impl EmbeddedS3 {
             .expose_headers([header::ETAG])
             .max_age(Duration::from_secs(600));
         let app = hyper_util::service::TowerToHyperService::new(app);
+        // As the page's own server: headers within 10 s, 256 connections.
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(Duration::from_secs(10));
+        let connections = std::sync::Arc::new(tokio::sync::Semaphore::new(256));
         tokio::spawn(async move {
             loop {
+                let Ok(permit) = std::sync::Arc::clone(&connections).acquire_owned().await else {
+                    break;
+                };
                 let Ok((stream, _)) = listener.accept().await else {
+                    tokio::time::sleep(Duration::from_millis(50)).await;
                     continue;
                 };
-                let app = app.clone();
+                let io = hyper_util::rt::TokioIo::new(stream);
+                let connection = builder.serve_connection(io, app.clone());
                 tokio::spawn(async move {
-                    let io = hyper_util::rt::TokioIo::new(stream);
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(io, app)
-                        .await;
+                    let _ = connection.await;
+                    drop(permit);
                 });
             }
         });
