@@ -203,6 +203,146 @@ async fn items_put_whole_go_to_s3_from_the_threshold_in_batch_mode() {
 }
 
 #[tokio::test]
+async fn history_keeps_objects_reads_and_restores_them_and_gc_takes_only_released_ones() {
+    use dynaslice_core::history::Retention;
+    let layout = LayoutKind::ChunkTable;
+    let table = objects_table(layout).await;
+    let client = common::client();
+    let item = parent(layout, "doc");
+    let keeping = |keep: u32, note: &str| PutOptions {
+        history: Some(Retention {
+            keep,
+            max_age_ms: None,
+        }),
+        note: Some(note.into()),
+        ..PutOptions::default()
+    };
+    let zero_grace = dynaslice_host::GcOptions {
+        grace: std::time::Duration::ZERO,
+        ..Default::default()
+    };
+    let version = |outcome: dynaslice_host::PutOutcome| outcome.manifest.unwrap().version;
+    // 1: a stream (S3), 2: an item written whole (S3), 3: a stream of two
+    // parts (S3), 4: a small item (DynamoDB); two earlier versions kept.
+    let payloads = [
+        common::noise(11, 300_000),
+        common::noise(12, 200_000),
+        common::noise(13, MIN_PART_BYTES + 4_321),
+        common::noise(14, 20_000),
+    ];
+    let mut versions = Vec::new();
+    let mut objects = Vec::new();
+    for (n, bytes) in payloads.iter().enumerate() {
+        let options = keeping(2, &format!("writer {n}"));
+        let outcome = if n % 2 == 0 {
+            dynaslice_host::put_reader(
+                &client,
+                &table,
+                item.clone(),
+                "data",
+                bytes.as_slice(),
+                Some(bytes.len() as u64),
+                &options,
+                &(),
+            )
+            .await
+        } else {
+            let mut whole = item.clone();
+            whole.insert("data".into(), AttributeValue::B(bytes.clone()));
+            put(&client, &table, &whole, &options, &()).await
+        }
+        .expect("put keeping history");
+        let manifest = outcome.manifest.clone().unwrap();
+        assert_eq!(manifest.object.is_some(), n < 3, "version {n} in S3");
+        objects.extend(manifest.object.map(|o| o.key));
+        versions.push(version(outcome));
+    }
+    let read = |version| {
+        let table = table.clone();
+        let item = item.clone();
+        async move {
+            let options = GetOptions {
+                version,
+                ..GetOptions::default()
+            };
+            dynaslice_host::get(&common::client(), &table, &item, &options, &())
+                .await
+                .map(|f| f.map(|f| f.item["data"].clone()))
+        }
+    };
+    let listed = dynaslice_host::versions(&client, &table, &item)
+        .await
+        .unwrap()
+        .unwrap();
+    let ids: Vec<_> = listed.versions.iter().filter_map(|v| v.version).collect();
+    assert_eq!(ids, vec![versions[3], versions[2], versions[1]]);
+    // The kept versions read back from their objects; the released one is gone.
+    for n in 1..3 {
+        assert_eq!(
+            read(Some(versions[n])).await.unwrap(),
+            Some(AttributeValue::B(payloads[n].clone())),
+            "version {n}"
+        );
+    }
+    assert_eq!(
+        read(Some(versions[0])).await.unwrap_err().code(),
+        Code::VersionNotFound
+    );
+    // Every object is still there; gc takes the released version's only.
+    assert_eq!(keys_under(&table).await, sorted(&objects));
+    let report = dynaslice_host::gc_objects(&client, &table, &zero_grace)
+        .await
+        .unwrap();
+    assert_eq!((report.deleted, report.kept, report.referenced), (1, 2, 0));
+    assert_eq!(keys_under(&table).await, sorted(&objects[1..]));
+    // Restore version 2 (its object read, written anew as an object): the
+    // current version (4) is kept, version 1 released.
+    let restored = dynaslice_host::restore(
+        &client,
+        &table,
+        &item,
+        versions[2],
+        &keeping(2, "undo"),
+        &(),
+    )
+    .await
+    .unwrap();
+    let restored_key = restored.manifest.clone().unwrap().object.unwrap().key;
+    assert_eq!(
+        read(None).await.unwrap(),
+        Some(AttributeValue::B(payloads[2].clone()))
+    );
+    let report = dynaslice_host::gc_objects(&client, &table, &zero_grace)
+        .await
+        .unwrap();
+    assert_eq!((report.deleted, report.kept, report.referenced), (1, 1, 1));
+    assert_eq!(
+        keys_under(&table).await,
+        sorted(&[objects[2].clone(), restored_key.clone()])
+    );
+    assert_eq!(
+        read(Some(versions[2])).await.unwrap(),
+        Some(AttributeValue::B(payloads[2].clone()))
+    );
+    // History off: what it kept is released, and gc takes it.
+    let mut small = item.clone();
+    small.insert("data".into(), AttributeValue::B(payloads[3].clone()));
+    put(&client, &table, &small, &keeping(0, "off"), &())
+        .await
+        .unwrap();
+    dynaslice_host::gc_objects(&client, &table, &zero_grace)
+        .await
+        .unwrap();
+    assert!(keys_under(&table).await.is_empty());
+}
+
+fn sorted(keys: &[String]) -> Vec<String> {
+    let mut keys = keys.to_vec();
+    keys.sort();
+    keys
+}
+
+#[tokio::test]
 async fn an_overwrite_or_a_delete_removes_the_replaced_object_only() {
     let layout = LayoutKind::ChunkTable;
     let table = objects_table(layout).await;

@@ -117,6 +117,8 @@ enum Purpose {
     ObjectWrite,
     /// The object's ETag, after its write failed as if already done.
     ObjectHead,
+    /// The record of the version an object's commit replaces (history).
+    ObjectRecord,
 }
 
 enum Phase {
@@ -370,6 +372,10 @@ impl<'a> PutMachine<'a> {
             }
             Purpose::Replan => self.replan(item(answer)),
             Purpose::Cleanup(_) | Purpose::Abort => Ok(()),
+            Purpose::ObjectRecord => {
+                self.send_commit();
+                Ok(())
+            }
             Purpose::ObjectStart
             | Purpose::ObjectPart { .. }
             | Purpose::ObjectWrite
@@ -393,7 +399,9 @@ impl<'a> PutMachine<'a> {
 
     fn failed(&mut self, purpose: Purpose, failed: Failed) {
         match purpose {
-            Purpose::Parent | Purpose::Chunks(..) => self.fail(failed.error),
+            Purpose::Parent | Purpose::Chunks(..) | Purpose::ObjectRecord => {
+                self.fail(failed.error)
+            }
             Purpose::Commit => self.commit_failed(failed),
             // The parent could not be read to settle a commit whose
             // outcome is unknown: it may still be applied, so this

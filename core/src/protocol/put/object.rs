@@ -15,14 +15,16 @@ use super::{Cutter, Phase, Purpose, PutMachine, PutOutcome, PutSource};
 use crate::capacity::write_units;
 use crate::codec::crc32;
 use crate::object::ObjectRef;
-use crate::plan::{WriteKind, WriteMode, WriteSteps, plan_streamed_commit_as};
+use crate::plan::{
+    WriteKind, WriteMode, WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit_as,
+};
 use crate::protocol::error::ProtocolError;
 use crate::protocol::flights::{Failed, Resend};
 use crate::protocol::policy::{INPUT_BYTES, PARTS_IN_FLIGHT};
 use crate::protocol::request::{ObjectAnswer, ObjectKey, ObjectRequest, PartDone, Request};
 use crate::protocol::{Progress, Step};
 use crate::size::item_size;
-use crate::write::split::{SplitError, SplitItem};
+use crate::write::split::SplitItem;
 use crate::write::stream_split::{ObjectFrame, Part, StreamSplit};
 
 /// The upload of one version's object.
@@ -109,13 +111,13 @@ impl PutMachine<'_> {
 
     /// An item split whole goes to S3 instead of chunks when the table
     /// sends payloads of its length there (its value stream's raw length
-    /// at least the threshold), it is written in batch mode and keeps no
-    /// history: its frame is cut into parts, the upload starts, and the
+    /// at least the threshold) and it is written in batch mode: its frame
+    /// is cut into parts, the upload starts, and the
     /// commit follows as a stream's does. The split comes back when it
     /// stays in chunks (or inline, or whole).
     #[must_use]
     pub(super) fn offload(&mut self, split: SplitItem) -> Option<SplitItem> {
-        let eligible = self.may_offload() && !self.keeps;
+        let eligible = self.may_offload();
         let Some(store) = self.table.objects.as_ref().filter(|_| eligible) else {
             return Some(split);
         };
@@ -354,13 +356,11 @@ impl PutMachine<'_> {
             key: upload.object.key.clone(),
             etag,
         };
-        let split = frame.stored(object)?;
-        if self.keeps {
-            return Err(SplitError::BadOptions {
-                reason: "an item that keeps history is not written to S3 yet",
-            }
-            .into());
-        }
+        let mut split = frame.stored(object)?;
+        // The note, and with history the new list, the record of the
+        // version replaced and what retention releases (its objects are
+        // left to gc, which keeps those a kept version names).
+        let kept = self.keep_history(&mut split.parent)?;
         self.progress = Progress {
             bytes_done: self.progress.bytes_total,
             ..self.progress
@@ -368,7 +368,6 @@ impl PutMachine<'_> {
         let target = self.table.keys_target();
         let plan = plan_streamed_commit_as(&split, &target, &self.expect, self.commit_as())?;
         self.planned_units = write_units(item_size(&split.parent), false);
-        self.cleanup = plan.cleanup;
         self.mode = WriteKind::Batch;
         if let WriteSteps::Batch {
             overwrite, commit, ..
@@ -381,6 +380,22 @@ impl PutMachine<'_> {
             });
         }
         self.split = Some(split);
+        let (cleanup, record) = match kept {
+            Some(kept) => (kept.releases, kept.record),
+            None => (plan.cleanup, None),
+        };
+        self.cleanup = cleanup;
+        // The record goes before the commit, as a chunked write's does.
+        if let Some(record) = record {
+            self.planned_units += write_units(item_size(&record), false);
+            let put = (self.table.chunk_table.clone(), WriteRequest::Put(record));
+            for batch in pack_batch_writes(alloc::vec![put]) {
+                let request = Request::BatchWrite(batch);
+                self.flights
+                    .send(request, Purpose::ObjectRecord, Resend::Transient);
+            }
+            return Ok(());
+        }
         self.send_commit();
         Ok(())
     }

@@ -171,14 +171,12 @@ impl PutMachine<'_> {
 
     /// Plans a whole split: one PutItem, one transaction, or every chunk
     /// then the commit.
-    pub(super) fn plan_whole(&mut self, mut split: SplitItem) -> Result<(), ProtocolError> {
+    pub(super) fn plan_whole(&mut self, split: SplitItem) -> Result<(), ProtocolError> {
+        // An object's commit puts the note and the history on its parent.
+        let Some(mut split) = self.offload(split) else {
+            return Ok(());
+        };
         let kept = self.keep_history(&mut split.parent)?;
-        if kept.is_none() {
-            let Some(stays) = self.offload(split) else {
-                return Ok(());
-            };
-            split = stays;
-        }
         // The record goes out with the chunks, before the commit.
         if let Some(record) = kept.as_ref().and_then(|k| k.record.clone()) {
             split.chunks.push(record);
