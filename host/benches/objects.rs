@@ -169,6 +169,8 @@ fn main() {
             base: Duration::from_millis(30),
             bytes_per_second: 90e6,
         }));
+        // S3's request rates per prefix (3,500 writes, 5,500 reads a second).
+        proxy.set_prefix_rates(Some(dynaslice_testing::fault_proxy::PrefixRates::S3));
         let chunks =
             TableConfig::chunk_table("bench_chunks", KeySchema::partition("pk", KeyType::S));
         create_tables(&client, &chunks).await.expect("tables");
@@ -237,7 +239,11 @@ fn main() {
             }
         }
         print_rows(&rows);
-        println!("\nwhole run: {:.0} s", started.elapsed().as_secs_f64());
+        println!(
+            "\nS3 requests answered SlowDown (past a prefix's rate): {}",
+            proxy.counts().throttled
+        );
+        println!("whole run: {:.0} s", started.elapsed().as_secs_f64());
         drop(store);
     });
     drop(runtime);

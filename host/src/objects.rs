@@ -283,13 +283,22 @@ pub(crate) async fn send_object(
                 .await
                 .map_err(|e| failure_of(&e))?;
             let etag = out.e_tag;
-            let bytes = out.body.collect().await.map_err(|e| {
-                Failure::no_answer("ResponseBodyError", format!("GetObject's body: {e}"))
-            })?;
-            ObjectAnswer::Bytes {
-                bytes: bytes.to_vec(),
-                etag,
+            // Read no further than one piece past the range: a server that
+            // sends more is refused by its length (OBJECT_LENGTH_MISMATCH),
+            // never held whole.
+            let want = usize::try_from(range.end.saturating_sub(range.start)).unwrap_or(usize::MAX);
+            let mut body = out.body;
+            let mut bytes = Vec::with_capacity(want.min(16 << 20));
+            while bytes.len() <= want {
+                let piece = body.try_next().await.map_err(|e| {
+                    Failure::no_answer("ResponseBodyError", format!("GetObject's body: {e}"))
+                })?;
+                match piece {
+                    Some(piece) => bytes.extend_from_slice(&piece),
+                    None => break,
+                }
             }
+            ObjectAnswer::Bytes { bytes, etag }
         }
         ObjectRequest::List {
             bucket,

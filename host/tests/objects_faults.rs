@@ -339,3 +339,44 @@ async fn a_straight_upload_checked_while_s3_fails_is_kept_and_commits_later() {
         .unwrap();
     assert_eq!(read.item.get("data"), Some(&AttributeValue::B(bytes)));
 }
+
+/// S3's rates per prefix, modelled by the proxy far lower than S3's (4
+/// writes and 8 reads a second, a second of burst): an item of six parts
+/// takes more writes than its prefix allows at once, is answered SlowDown,
+/// and still goes in and reads back exact, resent with the core's backoff.
+#[tokio::test]
+async fn a_prefix_past_its_request_rate_is_slowed_down_and_nothing_is_lost() {
+    let direct = local_s3_client(&server().s3_endpoint);
+    dynaslice_host::ensure_bucket(&direct, &s3::bucket())
+        .await
+        .unwrap();
+    let proxy = fault_proxy::start_s3(upstream(), Faults { rate: 0.0, seed: 3 }).await;
+    proxy.set_prefix_rates(Some(fault_proxy::PrefixRates {
+        writes_per_s: 4.0,
+        reads_per_s: 8.0,
+        burst_s: 1.0,
+    }));
+    let prefix = format!("rates-{}/", std::process::id());
+    let table = table_through(local_s3_client(&proxy.endpoint()), prefix).await;
+    let item = key("hot");
+    let bytes = common::noise(77, 5 * MIN_PART_BYTES + 3);
+    put_reader(
+        &common::client(),
+        &table,
+        item.clone(),
+        "data",
+        &bytes[..],
+        Some(bytes.len() as u64),
+        &PutOptions::default(),
+        &(),
+    )
+    .await
+    .expect("the put goes in, slowed down");
+    let slowed = proxy.counts().throttled;
+    assert!(
+        slowed > 0,
+        "six parts, a start and a completion: past 4 at once"
+    );
+    let path = common::fresh_temp_dir("objects-rates").join("hot");
+    assert_eq!(s3::read_file(&table, &item, &path).await, Ok(bytes));
+}

@@ -179,6 +179,85 @@ struct Shared {
     latency: Mutex<Option<Latency>>,
     /// Requests by HTTP method.
     methods: Mutex<std::collections::BTreeMap<String, u64>>,
+    /// S3's request rates per prefix, when modelled ([`FaultProxy::set_prefix_rates`]).
+    rates: Mutex<Option<PrefixLimits>>,
+}
+
+/// S3's request rates per partitioned prefix: "at least 3,500
+/// PUT/COPY/POST/DELETE or 5,500 GET/HEAD requests per second per
+/// partitioned Amazon S3 prefix" (Amazon S3 User Guide, "Best practices
+/// design patterns: optimizing Amazon S3 performance"). A request past its
+/// prefix's rate is answered 503 `SlowDown`, as S3 answers it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PrefixRates {
+    /// PUT, POST and DELETE requests a second per prefix.
+    pub writes_per_s: f64,
+    /// GET and HEAD requests a second per prefix.
+    pub reads_per_s: f64,
+    /// Seconds of unused rate a prefix saves for a burst (and starts with).
+    pub burst_s: f64,
+}
+
+impl PrefixRates {
+    /// S3's published rates, with a second of burst.
+    pub const S3: Self = Self {
+        writes_per_s: 3_500.0,
+        reads_per_s: 5_500.0,
+        burst_s: 1.0,
+    };
+}
+
+/// The rates and each prefix's token buckets (writes and reads apart).
+struct PrefixLimits {
+    rates: PrefixRates,
+    /// Requests left, and when last filled, by prefix and whether writes.
+    buckets: std::collections::HashMap<(String, bool), (f64, std::time::Instant)>,
+}
+
+impl PrefixLimits {
+    /// Takes one request of `prefix` from its bucket; false when none is left.
+    fn take(&mut self, prefix: String, write: bool) -> bool {
+        let rate = match write {
+            true => self.rates.writes_per_s,
+            false => self.rates.reads_per_s,
+        };
+        let full = rate * self.rates.burst_s;
+        let now = std::time::Instant::now();
+        let (level, at) = self.buckets.entry((prefix, write)).or_insert((full, now));
+        *level = (*level + now.duration_since(*at).as_secs_f64() * rate).min(full);
+        *at = now;
+        if *level < 1.0 {
+            return false;
+        }
+        *level -= 1.0;
+        true
+    }
+}
+
+/// The prefix an S3 request (path-style) counts against, and whether it is
+/// a write: the bucket and the key up to its last `/` (the `prefix`
+/// parameter of a bucket's listing); `None` for a request of no bucket.
+fn s3_prefix(request: &Message) -> Option<(String, bool)> {
+    let write = matches!(request.method(), "PUT" | "POST" | "DELETE");
+    let target = request.start.split(' ').nth(1)?;
+    let (path, query) = target.split_once('?').unwrap_or((target, ""));
+    let path = path.trim_start_matches('/');
+    let (bucket, key) = path.split_once('/').unwrap_or((path, ""));
+    if bucket.is_empty() {
+        return None;
+    }
+    let within = match key.rsplit_once('/') {
+        Some((dir, _)) => dir.to_string(),
+        None if key.is_empty() => query
+            .split('&')
+            .find_map(|pair| pair.strip_prefix("prefix="))
+            .map_or(String::new(), |p| {
+                p.rsplit_once("%2F")
+                    .map_or(String::new(), |(d, _)| d.to_string())
+            }),
+        None => String::new(),
+    };
+    Some((format!("{bucket}/{within}"), write))
 }
 
 /// A service's latency, added to every request a proxy relays: `base`
@@ -257,6 +336,15 @@ impl FaultProxy {
         *self.shared.latency.lock().unwrap() = latency;
     }
 
+    /// Models S3's request rates per prefix from now on (`None`: none;
+    /// [`PrefixRates::S3`]: S3's own). Only for a proxy made by [`start_s3`].
+    pub fn set_prefix_rates(&self, rates: Option<PrefixRates>) {
+        *self.shared.rates.lock().unwrap() = rates.map(|rates| PrefixLimits {
+            rates,
+            buckets: std::collections::HashMap::new(),
+        });
+    }
+
     /// Requests received so far by HTTP method (`PUT`, `POST`, `GET`, ...).
     pub fn methods(&self) -> std::collections::BTreeMap<String, u64> {
         self.shared.methods.lock().unwrap().clone()
@@ -293,6 +381,7 @@ async fn start_as(upstream: SocketAddr, faults: Faults, s3: bool) -> FaultProxy 
         s3,
         latency: Mutex::new(None),
         methods: Mutex::new(std::collections::BTreeMap::new()),
+        rates: Mutex::new(None),
         upstream,
         enabled: AtomicBool::new(true),
         rate: AtomicU64::new(faults.rate.clamp(0.0, 1.0).to_bits()),
@@ -348,6 +437,14 @@ async fn answer(shared: &Shared, upstream: &mut Upstream, request: &Message) -> 
         tokio::time::sleep(latency.base + latency.of(request.body.len())).await;
     }
     let counters = &shared.counters;
+    if shared.s3 && !shared.within_rates(request) {
+        bump(&counters.throttled);
+        return Some(relay::s3_error_answer(
+            503,
+            "SlowDown",
+            "Please reduce your request rate. (the prefix's rate, modelled by fault_proxy)",
+        ));
+    }
     let head_request = request.method() == "HEAD";
     match shared.choose(request) {
         None => match forward(shared, upstream, &request.raw, head_request).await {
@@ -441,6 +538,15 @@ fn upstream_error(shared: &Shared, error: &str) -> Vec<u8> {
 
 impl Shared {
     /// Decides whether `request` gets a fault, and which.
+    /// False when `request` is past its prefix's rate ([`PrefixRates`]).
+    fn within_rates(&self, request: &Message) -> bool {
+        let mut rates = self.rates.lock().unwrap();
+        match (rates.as_mut(), s3_prefix(request)) {
+            (Some(limits), Some((prefix, write))) => limits.take(prefix, write),
+            _ => true,
+        }
+    }
+
     fn choose(&self, request: &Message) -> Option<Fault> {
         if !self.enabled.load(Ordering::SeqCst) {
             return None;
@@ -527,4 +633,82 @@ fn random_split(op: BatchOp, body: Value, rng: &mut fastrand::Rng) -> Partial {
         .map(|&i| entries[i].clone())
         .collect();
     split_batch(op, body, &keep)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(start: &str) -> Message {
+        Message {
+            start: start.into(),
+            headers: Vec::new(),
+            raw: Vec::new(),
+            body: Vec::new(),
+            read_to_eof: false,
+        }
+    }
+
+    #[test]
+    fn an_s3_request_counts_against_its_keys_prefix() {
+        let cases = [
+            (
+                "PUT /media/docs/a%2Fb/01J HTTP/1.1",
+                Some(("media/docs/a%2Fb", true)),
+            ),
+            (
+                "PUT /media/docs/x/01J?partNumber=2&uploadId=u HTTP/1.1",
+                Some(("media/docs/x", true)),
+            ),
+            (
+                "GET /media/docs/x/01J HTTP/1.1",
+                Some(("media/docs/x", false)),
+            ),
+            ("HEAD /media/top HTTP/1.1", Some(("media/", false))),
+            (
+                "DELETE /media/docs/x/01J HTTP/1.1",
+                Some(("media/docs/x", true)),
+            ),
+            (
+                "GET /media?list-type=2&prefix=docs%2Fx%2F HTTP/1.1",
+                Some(("media/docs%2Fx", false)),
+            ),
+            ("GET /media?list-type=2 HTTP/1.1", Some(("media/", false))),
+            ("GET / HTTP/1.1", None),
+        ];
+        for (start, expected) in cases {
+            let got = s3_prefix(&request(start));
+            let expected = expected.map(|(p, w)| (p.to_string(), w));
+            assert_eq!(got, expected, "{start}");
+        }
+    }
+
+    #[test]
+    fn a_prefix_gets_its_burst_then_its_rate_and_others_their_own() {
+        let mut limits = PrefixLimits {
+            rates: PrefixRates {
+                writes_per_s: 10.0,
+                reads_per_s: 1_000.0,
+                burst_s: 1.0,
+            },
+            buckets: std::collections::HashMap::new(),
+        };
+        let taken = (0..15)
+            .filter(|_| limits.take("b/hot".into(), true))
+            .count();
+        assert_eq!(taken, 10, "a second's worth of burst, then refused");
+        assert!(
+            limits.take("b/cold".into(), true),
+            "another prefix has its own"
+        );
+        assert!(limits.take("b/hot".into(), false), "reads have their own");
+        std::thread::sleep(std::time::Duration::from_millis(250));
+        let refilled = (0..15)
+            .filter(|_| limits.take("b/hot".into(), true))
+            .count();
+        assert!(
+            (2..=4).contains(&refilled),
+            "{refilled} after 250 ms at 10/s"
+        );
+    }
 }

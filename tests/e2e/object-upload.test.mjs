@@ -8,6 +8,7 @@
 //
 // - A 30 MB file goes through and reads back byte for byte, from one object
 //   at the granted key; the grant is used once.
+// - A grant or commit body over 1 MiB: 413 BODY_TOO_LARGE.
 // - Refused, with nothing committed and no object left: a key outside the
 //   caller's scope (no URL at all), a body with another checksum, a body
 //   longer than granted, an object that is not a frame, a frame whose digest
@@ -139,6 +140,15 @@ describe('uploads straight to S3', () => {
     assert.equal(granted.status, 403, JSON.stringify(granted.body));
     assert.equal(granted.body.error.code, 'KEY_OUT_OF_SCOPE');
     assert.equal(granted.body.url, undefined);
+  });
+
+  test('a grant or commit body over 1 MiB is refused before it is read whole', async () => {
+    const padding = 'x'.repeat(MB + 1);
+    for (const path of ['object', 'object/commit']) {
+      const refused = await post(path, { parent: { pk: { S: `${SCOPE}big` } }, attribute: 'data', size: 1, crc32: 'AAAAAA==', padding });
+      assert.equal(refused.status, 413, `${path}: ${JSON.stringify(refused.body)}`);
+      assert.equal(refused.body.error.code, 'BODY_TOO_LARGE');
+    }
   });
 
   describe('refused, nothing committed, no object left', () => {

@@ -110,9 +110,7 @@ impl ObjectFrame {
             manifest: Some(manifest),
         })
     }
-}
 
-impl ObjectFrame {
     /// True when `split` is an item split whole into one frame (in chunks
     /// or inline, not in groups, not already an object) that fits an S3
     /// object of parts of `part_bytes` ([`crate::object::MAX_PARTS`]).

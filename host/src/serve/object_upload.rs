@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use axum::Extension;
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{DefaultBodyLimit, Query, State};
 use axum::http::StatusCode;
 use axum::response::Json;
 use base64::Engine;
@@ -84,6 +85,15 @@ fn unknown_grant() -> ApiError {
     )
 }
 
+/// The largest grant or commit body: a parent of 400 KB as wire JSON
+/// (binary values in base64) is under 600 KB.
+pub(super) const GRANT_BODY_BYTES: usize = 1 << 20;
+
+/// The body limit of the grant and commit routes.
+pub(super) fn body_limit() -> DefaultBodyLimit {
+    DefaultBodyLimit::max(GRANT_BODY_BYTES)
+}
+
 fn malformed(message: impl Into<String>) -> ApiError {
     ApiError::new(Code::UploadMalformed, message).with_status(StatusCode::BAD_REQUEST)
 }
@@ -94,8 +104,17 @@ fn opened<'u, 'p>(
     uploads: &'u Uploads,
     params: &'p BTreeMap<String, String>,
     scope: Option<Extension<KeyScope>>,
-    body: &Bytes,
+    body: &Result<Bytes, BytesRejection>,
 ) -> Result<(KeyScope, &'p str, &'u crate::TableConfig, Value), ApiError> {
+    let body = match body {
+        Ok(body) => body,
+        Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+            return Err(
+                ApiError::too_large(GRANT_BODY_BYTES).with_status(StatusCode::PAYLOAD_TOO_LARGE)
+            );
+        }
+        Err(rejection) => return Err(malformed(rejection.body_text())),
+    };
     let Some(Extension(scope)) = scope else {
         return Err(ApiError::new(
             Code::KeyScopeMissing,
@@ -128,7 +147,7 @@ pub(super) async fn grant(
     State(uploads): State<Arc<Uploads>>,
     Query(params): Query<BTreeMap<String, String>>,
     scope: Option<Extension<KeyScope>>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let (scope, name, table, body) = opened(&uploads, &params, scope, &body)?;
     let parent = item_from_json(&body["parent"]).map_err(ApiError::from)?;
@@ -183,7 +202,7 @@ pub(super) async fn commit(
     State(uploads): State<Arc<Uploads>>,
     Query(params): Query<BTreeMap<String, String>>,
     scope: Option<Extension<KeyScope>>,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let (scope, name, table, body) = opened(&uploads, &params, scope, &body)?;
     let version = body["version"]

@@ -107,8 +107,14 @@ pub fn upload_router<S: Clone + Send + Sync + 'static>(
     });
     Router::new()
         .route("/", post(upload))
-        .route("/object", post(super::object_upload::grant))
-        .route("/object/commit", post(super::object_upload::commit))
+        .route(
+            "/object",
+            post(super::object_upload::grant).layer(super::object_upload::body_limit()),
+        )
+        .route(
+            "/object/commit",
+            post(super::object_upload::commit).layer(super::object_upload::body_limit()),
+        )
         .with_state(state)
 }
 
