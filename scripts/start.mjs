@@ -61,10 +61,13 @@ const binary = join(targetDir, 'release', 'dynaslice');
 mkdirSync(join(root, '.dynaslice'), { recursive: true });
 // Large payloads go to the embedded S3 store (objects under .dynaslice/s3),
 // which the server offers the page on a port of its own: a file of 1 MiB or
-// more goes from the browser straight to it. `--s3-bucket` (or
-// DYNASLICE_S3_BUCKET) names another bucket; with `--s3-endpoint` another server.
+// more goes from the browser straight to it. Only the embedded store gets a
+// bucket by default: with `--aws` or `--s3-endpoint` (or their variables)
+// name yours with `--s3-bucket` (or DYNASLICE_S3_BUCKET).
 const extra = process.argv.slice(2);
-const s3 = extra.some((a) => a === '--s3-bucket' || a.startsWith('--s3-bucket=')) || process.env.DYNASLICE_S3_BUCKET ? [] : ['--s3-bucket', 'dynaslice'];
+const given = (flag) => extra.some((a) => a === flag || a.startsWith(`${flag}=`));
+const elsewhere = given('--aws') || given('--s3-endpoint') || process.env.DYNASLICE_S3_ENDPOINT;
+const s3 = given('--s3-bucket') || process.env.DYNASLICE_S3_BUCKET || elsewhere ? [] : ['--s3-bucket', 'dynaslice'];
 const args = ['serve', '--data', join(root, '.dynaslice', 'local.db'), ...s3, ...extra];
 say(`starting ${binary} ${args.join(' ')}`);
 const server = spawn(binary, args, { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });

@@ -30,7 +30,7 @@ export interface S3ClientLike {
 /**
  * Where a table keeps its large payloads in S3 (docs/FORMAT.md §5a): a streamed payload
  * ({@link putStream}) of `thresholdBytes` or more, or of unknown length, and an item written
- * whole ({@link putItem}, batch mode, no history) of `thresholdBytes` or more, go to one object
+ * whole ({@link putItem}, not in atomic mode) of `thresholdBytes` or more, go to one object
  * per version (an item's spilled attributes in one frame), written with `If-None-Match: *` and
  * its CRC-32, and read with `If-Match` on the ETag the parent's manifest records. Every call on
  * such a table takes the same `s3` option.

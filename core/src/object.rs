@@ -167,8 +167,9 @@ impl ObjectStore {
 
     /// True when `item`, written whole (not streamed), is large enough to
     /// go to this store: at least the threshold, as DynamoDB sizes it. Its
-    /// payload then goes, in one frame, when it is written in batch mode
-    /// and its value stream is at least the threshold too.
+    /// payload then goes, in one frame, when it is not written in one
+    /// transaction (atomic mode) and its value stream is at least the
+    /// threshold too.
     pub fn takes_item(&self, item: &Item) -> bool {
         crate::size::item_size(item) as u64 >= self.threshold
     }

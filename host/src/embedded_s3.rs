@@ -2,9 +2,11 @@
 //! folder) inside this process, beside the embedded DynamoDB store, so
 //! payloads go to "S3" on a fresh machine with no AWS account.
 //!
-//! As with the embedded DynamoDB store, nothing listens: the SDK client
-//! reaches it through an in-process connector (`s3s-aws`), and it checks
-//! each request's signature against the placeholder credentials.
+//! As with the embedded DynamoDB store, nothing listens ([`EmbeddedS3::open`]):
+//! the SDK client reaches it through an in-process connector (`s3s-aws`),
+//! and it checks each request's signature against the placeholder
+//! credentials. `dynaslice serve` may also serve it on a port of its own
+//! for the page ([`EmbeddedS3::listen`]), with a secret key made at launch.
 //!
 //! `s3s-fs` checks a conditional write before writing, without a lock:
 //! two writers racing on one key can both pass. dynaslice never has two
@@ -30,6 +32,20 @@ use crate::error::HostError;
 #[derive(Clone)]
 pub struct EmbeddedS3 {
     client: aws_sdk_s3::Client,
+    /// The server [`EmbeddedS3::listen`] runs, stopped with the last clone.
+    #[cfg(feature = "serve")]
+    _listening: Option<std::sync::Arc<Listening>>,
+}
+
+/// Stops the accept loop of a listening store when dropped.
+#[cfg(feature = "serve")]
+struct Listening(tokio::task::AbortHandle);
+
+#[cfg(feature = "serve")]
+impl Drop for Listening {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl std::fmt::Debug for EmbeddedS3 {
@@ -59,10 +75,13 @@ impl EmbeddedS3 {
             .build();
         Ok(Self {
             client: aws_sdk_s3::Client::from_conf(config),
+            #[cfg(feature = "serve")]
+            _listening: None,
         })
     }
 
-    /// An SDK client whose requests this store answers in process.
+    /// An SDK client whose requests this store answers (in process, or
+    /// through its port when it listens).
     pub fn client(&self) -> aws_sdk_s3::Client {
         self.client.clone()
     }
@@ -104,7 +123,8 @@ impl HttpConnector for DatedConnector {
 #[cfg(feature = "serve")]
 impl EmbeddedS3 {
     /// Opens the store as [`EmbeddedS3::open`] does and serves it on `ip`,
-    /// on a port of its own, until the process ends. Every request must be
+    /// on a port of its own, until the last clone of the value returned is
+    /// dropped (connections open then finish). Every request must be
     /// signed with a secret key made for this launch (the client returned
     /// holds it, and presigns with it; no one else knows it), and CORS lets
     /// only pages of `page_origins` (the server's own) send the presigned
@@ -144,7 +164,7 @@ impl EmbeddedS3 {
             .timer(hyper_util::rt::TokioTimer::new())
             .header_read_timeout(Duration::from_secs(10));
         let connections = std::sync::Arc::new(tokio::sync::Semaphore::new(256));
-        tokio::spawn(async move {
+        let accept = tokio::spawn(async move {
             loop {
                 let Ok(permit) = std::sync::Arc::clone(&connections).acquire_owned().await else {
                     break;
@@ -168,6 +188,7 @@ impl EmbeddedS3 {
             .build();
         Ok(Self {
             client: aws_sdk_s3::Client::from_conf(config),
+            _listening: Some(std::sync::Arc::new(Listening(accept.abort_handle()))),
         })
     }
 }

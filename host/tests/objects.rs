@@ -191,15 +191,69 @@ async fn items_put_whole_go_to_s3_from_the_threshold_in_batch_mode() {
     assert!(manifest.chunk_count > 1);
     assert_eq!(s3::fetch(&table, &item).await.item, item);
     // An item over its own object: the replaced object goes.
+    let replaced = keys_under(&table).await;
     let mut item = parent(layout, "two");
     item.insert("data".into(), AttributeValue::B(common::noise(6, 900_000)));
-    put(&client, &table, &item, &PutOptions::default(), &())
+    let outcome = put(&client, &table, &item, &PutOptions::default(), &())
         .await
         .unwrap();
     assert_eq!(s3::fetch(&table, &item).await.item, item);
-    assert_eq!(keys_under(&table).await.len(), 3);
+    let new_key = outcome.manifest.unwrap().object.unwrap().key;
+    let keys = keys_under(&table).await;
+    assert!(keys.contains(&new_key), "{keys:?}");
+    assert!(!replaced.contains(&new_key));
+    assert_eq!(keys.len(), 3, "the replaced object went: {keys:?}");
     let objects = table.objects.as_ref().unwrap();
     assert_eq!(s3::uploads(&objects.client, &objects.store.prefix).await, 0);
+}
+
+#[tokio::test]
+async fn updates_of_an_item_in_s3_keep_every_attribute() {
+    use dynaslice_host::{Changes, UpdateOptions};
+    let layout = LayoutKind::ItemCollection;
+    let table = objects_table(layout).await;
+    let client = common::client();
+    let mut item = parent(layout, "doc");
+    item.insert(
+        "body".into(),
+        AttributeValue::B(common::noise(31, 2_000_000)),
+    );
+    item.insert(
+        "extra".into(),
+        AttributeValue::B(common::noise(32, 300_000)),
+    );
+    let first = put(&client, &table, &item, &PutOptions::default(), &())
+        .await
+        .unwrap();
+    let first_key = first.manifest.unwrap().object.unwrap().key;
+    // A small attribute on the parent; then one too large for it, which
+    // rewrites the item (no frame of the object is reused); then a spilled
+    // attribute changed.
+    let steps: [(&str, AttributeValue); 3] = [
+        ("status", AttributeValue::S("published".into())),
+        ("notes", AttributeValue::B(common::noise(33, 500_000))),
+        ("extra", AttributeValue::B(common::noise(34, 100_000))),
+    ];
+    for (name, value) in steps {
+        let mut changes = Changes::default();
+        changes.set.insert(name.into(), value.clone());
+        dynaslice_host::update(
+            &client,
+            &table,
+            &item,
+            changes,
+            &UpdateOptions::default(),
+            &(),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("update {name}: {e}"));
+        item.insert(name.into(), value);
+        assert_eq!(s3::fetch(&table, &item).await.item, item, "after {name}");
+    }
+    // The first object went with the version that named it; one is left.
+    let keys = keys_under(&table).await;
+    assert!(!keys.contains(&first_key), "{keys:?}");
+    assert_eq!(keys.len(), 1, "{keys:?}");
 }
 
 #[tokio::test]
@@ -276,6 +330,13 @@ async fn history_keeps_objects_reads_and_restores_them_and_gc_takes_only_release
         .unwrap();
     let ids: Vec<_> = listed.versions.iter().filter_map(|v| v.version).collect();
     assert_eq!(ids, vec![versions[3], versions[2], versions[1]]);
+    // Each writer's note, on the versions in S3 as on the one in DynamoDB.
+    let notes: Vec<_> = listed
+        .versions
+        .iter()
+        .filter_map(|v| v.note.as_deref())
+        .collect();
+    assert_eq!(notes, ["writer 3", "writer 2", "writer 1"]);
     // The kept versions read back from their objects; the released one is gone.
     for n in 1..3 {
         assert_eq!(

@@ -22,3 +22,4 @@ pub mod memory;
 pub mod order_history;
 pub mod relay;
 pub mod seaweedfs;
+pub mod temp;

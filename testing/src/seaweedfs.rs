@@ -102,6 +102,10 @@ pub fn start() -> Result<SeaweedFs, String> {
         .map(|_| rng.u16(20_000..29_000))
         .find(|base| free_from(*base))
         .ok_or("no free loopback ports for SeaweedFS")?;
+    // Those of earlier test binaries (kept in statics, never dropped).
+    crate::temp::sweep("dynaslice-seaweedfs-", |rest| {
+        rest.split('-').next()?.parse().ok()
+    });
     let dir =
         std::env::temp_dir().join(format!("dynaslice-seaweedfs-{}-{base}", std::process::id()));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -122,6 +126,8 @@ pub fn start() -> Result<SeaweedFs, String> {
         .arg(r#""$0" "$@" & pid=$!; cat >/dev/null; kill $pid; wait $pid"#)
         .arg(&weed)
         .args(&args)
+        // Whatever it writes besides its data stays in its folder.
+        .env("TMPDIR", &dir)
         .env("AWS_ACCESS_KEY_ID", "dynaslice")
         .env("AWS_SECRET_ACCESS_KEY", "dynaslice")
         .stdin(Stdio::piped())

@@ -8,7 +8,7 @@
 //
 // - A 30 MB file goes through and reads back byte for byte, from one object
 //   at the granted key; the grant is used once.
-// - A grant or commit body over 1 MiB: 413 BODY_TOO_LARGE.
+// - A grant or commit body over 4 MiB: 413 BODY_TOO_LARGE.
 // - Refused, with nothing committed and no object left: a key outside the
 //   caller's scope (no URL at all), a body with another checksum, a body
 //   longer than granted, an object that is not a frame, a frame whose digest
@@ -40,6 +40,7 @@ import { startSeaweedFS } from '../js/support/seaweedfs.mjs';
 import { launch, openPage } from './support/browser.mjs';
 import { apiFetch, getConfig, keyParam, startServer } from './support/server.mjs';
 
+const KB = 1 << 10;
 const MB = 1 << 20;
 const BUCKET = 'media';
 const TABLE = 'dynaslice-demo';
@@ -142,8 +143,8 @@ describe('uploads straight to S3', () => {
     assert.equal(granted.body.url, undefined);
   });
 
-  test('a grant or commit body over 1 MiB is refused before it is read whole', async () => {
-    const padding = 'x'.repeat(MB + 1);
+  test('a grant or commit body over 4 MiB is refused before it is read whole', async () => {
+    const padding = 'x'.repeat(4 * MB + 1);
     for (const path of ['object', 'object/commit']) {
       const refused = await post(path, { parent: { pk: { S: `${SCOPE}big` } }, attribute: 'data', size: 1, crc32: 'AAAAAA==', padding });
       assert.equal(refused.status, 413, `${path}: ${JSON.stringify(refused.body)}`);
@@ -251,7 +252,7 @@ describe('the embedded store, served beside the page (as npm start runs it)', ()
     assert.ok((await stored('clip', local)).equals(bytes), 'the object is unchanged');
   });
 
-  test('in Chromium, the page sends a 20 MB file straight to it and reads it back identical', async () => {
+  test('in Chromium, the page sends a 20 MB file straight to it, or through the server when it cannot reach it, and reads each back identical', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'dynaslice-s3-local-'));
     const browser = await launch();
     try {
@@ -267,6 +268,32 @@ describe('the embedded store, served beside the page (as npm start runs it)', ()
       assert.equal(await page.getAttribute('body', 'data-route'), 's3', 'the page sent the frame to the embedded S3 store');
       assert.ok((await stored('local', local)).equals(data), 'read back identical');
       assert.deepEqual(page.problems, [], 'no error in the page');
+
+      // A browser that cannot reach the store (a forwarded port, a proxy):
+      // the page sends the item through the server instead, and says so.
+      const probe = frameOf('probe', randomBytes(600 * KB));
+      const probed = await grant(probe.parent, probe.frame, {}, local);
+      assert.equal(probed.status, 200, JSON.stringify(probed.body));
+      const s3Origin = new URL(probed.body.url).origin;
+      let refused = 0;
+      await page.route(
+        (url) => url.origin === s3Origin,
+        (route) => {
+          refused += 1;
+          return route.abort('connectionrefused');
+        },
+      );
+      const other = randomBytes(6 * MB);
+      const otherFile = join(dir, 'other.bin');
+      writeFileSync(otherFile, other);
+      await page.fill('#key', 'unreachable');
+      await page.setInputFiles('#file', otherFile);
+      await page.waitForSelector('#plan[data-state="ready"]', { timeout: 120_000 });
+      await page.click('#upload');
+      await page.waitForSelector('#verify[data-state="verified"]', { timeout: 300_000 });
+      assert.ok(refused > 0, 'the page tried the store first');
+      assert.equal(await page.getAttribute('body', 'data-route'), 'server', 'the server path after the store did not answer');
+      assert.ok((await stored('unreachable', local)).equals(other), 'read back identical');
     } finally {
       await browser.close();
       rmSync(dir, { recursive: true, force: true });

@@ -363,7 +363,14 @@ function uploadToS3(table, result, attribute, frame, onProgress) {
     const granted = await api.grantObject(table, { parent: itemToWire(parent), attribute, size: frame.size, crc32: toBase64(sum) });
     if (aborted) throw Object.assign(new Error('upload cancelled'), { code: 'UPLOAD_CANCELLED' });
     put = api.putObject(granted, frame, onProgress);
-    await put.done;
+    try {
+      await put.done;
+    } catch (error) {
+      // No answer at all: this browser cannot reach the store (a forwarded
+      // port, a proxy in front of the page); the server path can be taken.
+      if (error?.code === 'NETWORK') error.s3Unreachable = true;
+      throw error;
+    }
     // Cancelled while the bytes went: nothing is committed (gc removes the object).
     if (aborted) throw Object.assign(new Error('upload cancelled'), { code: 'UPLOAD_CANCELLED' });
     return api.commitObject(table, granted.version);
@@ -399,13 +406,11 @@ const startUpload = guarded(async () => {
   verify.dataset.state = 'idle';
   verify.textContent = '';
   byId('preview-box').hidden = true;
-  const direct = straightToS3(state.table, result, current.attribute);
-  const body = direct ? new Blob(result.chunks.map((c) => chunkData(c))) : uploadBody(result.parent, result.chunks);
+  // Straight to S3 when the server offers it and this browser reached it.
+  let direct = !state.s3Unreachable && straightToS3(state.table, result, current.attribute);
   const progress = byId('progress');
   const progressText = byId('progress-text');
   const status = byId('upload-status');
-  progress.value = 0;
-  status.textContent = direct ? `Uploading ${bytes(body.size)} straight to S3…` : `Uploading ${bytes(body.size)}…`;
   byId('upload').disabled = true;
   byId('cancel').hidden = false;
   document.body.dataset.upload = 'sending';
@@ -414,12 +419,26 @@ const startUpload = guarded(async () => {
     progress.value = total ? sent / total : 0;
     progressText.textContent = `${shortBytes(sent)} of ${shortBytes(total)}`;
   };
-  const request = direct ? uploadToS3(table, result, current.attribute, body, onProgress) : api.upload(table, body, onProgress);
-  document.body.dataset.route = direct ? 's3' : 'server';
-  state.upload = request;
+  let body;
   let answer;
   try {
-    answer = await request.done;
+    for (;;) {
+      body = direct ? new Blob(result.chunks.map((c) => chunkData(c))) : uploadBody(result.parent, result.chunks);
+      progress.value = 0;
+      status.textContent = direct ? `Uploading ${bytes(body.size)} straight to S3…` : `Uploading ${bytes(body.size)}…`;
+      const request = direct ? uploadToS3(table, result, current.attribute, body, onProgress) : api.upload(table, body, onProgress);
+      document.body.dataset.route = direct ? 's3' : 'server';
+      state.upload = request;
+      try {
+        answer = await request.done;
+        break;
+      } catch (error) {
+        if (!(direct && error?.s3Unreachable)) throw error;
+        // Nothing was committed; the server path, from now on.
+        state.s3Unreachable = true;
+        direct = false;
+      }
+    }
   } catch (error) {
     status.textContent = 'Nothing was stored.';
     document.body.dataset.upload = 'failed';

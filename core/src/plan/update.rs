@@ -294,7 +294,10 @@ pub fn plan_update(
             _ if ttl_changes => Vec::new(),
             (_, Some(m)) => m
                 .frames()
-                .filter(|f| f.inline.is_none() && !f.spilled.is_empty())
+                // A frame in chunks: an object's (§5a) is never reused, as
+                // the commit deletes the replaced version's object.
+                .filter(|f| f.inline.is_none() && f.object.is_none() && f.chunk_count > 0)
+                .filter(|f| !f.spilled.is_empty())
                 .filter(|f| !changes.names().any(|n| f.spilled.iter().any(|s| s == n)))
                 .map(|f| Manifest {
                     inline: None,

@@ -2,6 +2,7 @@
 //! network stream) without ever holding it whole: memory stays within one
 //! chunk and the compressor's state, whatever the payload's size.
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -131,18 +132,20 @@ impl ObjectFrame {
     }
 
     /// An item split whole, stored as one S3 object instead: the frame,
-    /// and its bytes cut into parts of `part_bytes`. `None` unless
-    /// [`ObjectFrame::holds`] the split.
+    /// and its bytes cut into parts of `part_bytes`. The split comes back
+    /// unless [`ObjectFrame::holds`] it.
     pub fn from_split(
         split: SplitItem,
         options: &SplitOptions,
         part_bytes: usize,
-    ) -> Option<(ObjectFrame, Vec<Part>)> {
+    ) -> Result<(ObjectFrame, Vec<Part>), Box<SplitItem>> {
         if !Self::holds(&split, part_bytes) {
-            return None;
+            return Err(Box::new(split));
         }
         let part_bytes = part_bytes.max(1);
-        let mut manifest = split.manifest?;
+        let Some(mut manifest) = split.manifest.clone() else {
+            return Err(Box::new(split));
+        };
         let pieces: Vec<Vec<u8>> = match manifest.inline.take() {
             Some(frame) => alloc::vec![frame],
             None => split
@@ -182,7 +185,7 @@ impl ObjectFrame {
             parent: split.parent,
             manifest,
         };
-        Some((frame, parts))
+        Ok((frame, parts))
     }
 }
 

@@ -31,8 +31,9 @@ pub struct Cli {
         default_value = ".dynaslice/local.db"
     )]
     pub data: PathBuf,
-    /// Store payloads of --s3-threshold bytes and more (from a file or a pipe) as one S3
-    /// object each in this bucket, behind the item's manifest. Readers, rm and gc need
+    /// Store payloads of --s3-threshold bytes and more (a file, a pipe, or an item from
+    /// --json not written with --mode atomic) as one S3 object each in this bucket, behind
+    /// the item's manifest. Readers, rm and gc need
     /// the same bucket and prefix. The S3 store is the embedded one (objects under
     /// .dynaslice/s3, beside the embedded table data), --s3-endpoint, or Amazon S3
     /// with --aws.

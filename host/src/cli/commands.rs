@@ -213,7 +213,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     };
     // An item written whole goes to S3 in one frame, as `put` would write it.
     let whole_to_s3 = args.file.is_none()
-        && options.mode == dynaslice_core::plan::WriteMode::Batch
+        && options.mode != dynaslice_core::plan::WriteMode::Atomic
         && table
             .objects
             .as_ref()

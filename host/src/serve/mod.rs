@@ -226,8 +226,8 @@ struct State {
     client: Client,
     config: ServeConfig,
     reads: Arc<Semaphore>,
-    /// The tables whose S3 store a browser can reach (not the embedded
-    /// one, which has no address): the page uploads straight to those.
+    /// The tables whose S3 store a browser can reach (the embedded one
+    /// only when it listens): the page uploads straight to those.
     direct: BTreeMap<String, String>,
 }
 
@@ -257,8 +257,9 @@ pub async fn serve(
     let index = config.www.join("index.html");
     let index_html =
         std::fs::read_to_string(&index).map_err(|e| HostError::io(index.display(), e))?;
+    // The embedded S3 store's server, if it listens, runs as long as this one.
     #[cfg(feature = "embedded")]
-    let config = serve_embedded_s3(config, addr).await?;
+    let (config, _embedded_s3) = serve_embedded_s3(config, addr).await?;
     let direct = s3_origins(&config.tables).await;
     let guard = Guard::new(
         addr,
@@ -287,12 +288,12 @@ pub async fn serve(
 async fn serve_embedded_s3(
     mut config: ServeConfig,
     addr: SocketAddr,
-) -> Result<ServeConfig, HostError> {
+) -> Result<(ServeConfig, Option<crate::EmbeddedS3>), HostError> {
     let Some(root) = &config.embedded_s3 else {
-        return Ok(config);
+        return Ok((config, None));
     };
     if addr.ip().is_unspecified() {
-        return Ok(config);
+        return Ok((config, None));
     }
     let origins = guard::page_origins(addr, &config.allowed_hosts);
     let store = crate::EmbeddedS3::listen(root, addr.ip(), origins).await?;
@@ -303,7 +304,7 @@ async fn serve_embedded_s3(
     {
         objects.client = store.client();
     }
-    Ok(config)
+    Ok((config, Some(store)))
 }
 
 /// The origin of each table's S3 endpoint, which the page PUTs to

@@ -85,9 +85,11 @@ fn unknown_grant() -> ApiError {
     )
 }
 
-/// The largest grant or commit body: a parent of 400 KB as wire JSON
-/// (binary values in base64) is under 600 KB.
-pub(super) const GRANT_BODY_BYTES: usize = 1 << 20;
+/// The largest grant or commit body. A parent is at most 400 KB as
+/// DynamoDB sizes it, but its wire JSON may be several times that (base64,
+/// escaped control characters, number sets of one-digit numbers): 4 MiB
+/// holds any, and the parent is then checked as an item.
+pub(super) const GRANT_BODY_BYTES: usize = 4 << 20;
 
 /// The body limit of the grant and commit routes.
 pub(super) fn body_limit() -> DefaultBodyLimit {

@@ -133,6 +133,13 @@ pub fn noise(seed: u64, len: usize) -> Vec<u8> {
 /// An empty directory of this test process's own under the system's
 /// temporary directory, named after `what`.
 pub fn fresh_temp_dir(what: &str) -> std::path::PathBuf {
+    // Those of test binaries that ended (a run keeps its own for a look).
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| {
+        dynaslice_testing::temp::sweep("dynaslice-test-", |rest| {
+            rest.rsplit('-').next()?.parse().ok()
+        })
+    });
     let dir = std::env::temp_dir().join(format!("dynaslice-test-{what}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

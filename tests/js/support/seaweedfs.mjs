@@ -79,7 +79,8 @@ export async function startSeaweedFS({ timeoutMs = 90_000 } = {}) {
   const log = join(dir, 'weed.log');
   const out = openSync(log, 'w');
   const child = spawn('sh', ['-c', '"$0" "$@" & pid=$!; cat >/dev/null; kill $pid; wait $pid', weed, ...args], {
-    env: { ...process.env, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey },
+    // TMPDIR: whatever it writes besides its data stays in its folder.
+    env: { ...process.env, TMPDIR: dir, AWS_ACCESS_KEY_ID: CREDENTIALS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDENTIALS.secretAccessKey },
     stdio: ['pipe', out, out],
   });
   let exited = false;

@@ -111,10 +111,11 @@ impl PutMachine<'_> {
 
     /// An item split whole goes to S3 instead of chunks when the table
     /// sends payloads of its length there (its value stream's raw length
-    /// at least the threshold) and it is written in batch mode: its frame
-    /// is cut into parts, the upload starts, and the
-    /// commit follows as a stream's does. The split comes back when it
-    /// stays in chunks (or inline, or whole).
+    /// at least the threshold, as a stream's: even when it would compress
+    /// to fit inline) and it is not written in one transaction: its frame
+    /// is cut into parts, the upload starts, and the commit follows as a
+    /// stream's does. The split comes back when it stays in chunks (or
+    /// whole, or in groups).
     #[must_use]
     pub(super) fn offload(&mut self, split: SplitItem) -> Option<SplitItem> {
         let eligible = self.may_offload();
@@ -122,9 +123,7 @@ impl PutMachine<'_> {
             return Some(split);
         };
         let key = match &split.manifest {
-            Some(m)
-                if m.raw_len >= store.threshold && ObjectFrame::holds(&split, store.part_bytes) =>
-            {
+            Some(m) if m.raw_len >= store.threshold => {
                 store.key_for(&self.table.key, &split.parent, m.version)
             }
             _ => return Some(split),
@@ -136,15 +135,19 @@ impl PutMachine<'_> {
         };
         let mut upload = ObjectUpload::new(object, store.part_bytes);
         let options = self.split_options_now();
-        let (frame, mut parts) = ObjectFrame::from_split(split, &options, upload.part_bytes)?;
-        let raw_len = frame.manifest().raw_len;
+        let (frame, mut parts) = match ObjectFrame::from_split(split, &options, upload.part_bytes) {
+            Ok(cut) => cut,
+            Err(split) => return Some(*split),
+        };
+        // Progress counts the frame's bytes as S3 stores them.
+        let stored_len = frame.manifest().stored_len;
         // Sent from the first: `poll_object` takes from the end.
         parts.reverse();
         upload.waiting = parts;
         upload.frame = Some(frame);
         self.object = Some(upload);
         self.progress = Progress {
-            bytes_total: raw_len,
+            bytes_total: stored_len,
             ..Progress::default()
         };
         self.cutter = Cutter::Ended;
@@ -153,7 +156,8 @@ impl PutMachine<'_> {
     }
 
     /// True when the item written may go to S3: the table sends payloads
-    /// there, it is written in batch mode, and it is large enough
+    /// there, it is not written in one transaction (atomic mode; auto
+    /// writes an item this large in batches), and it is large enough
     /// ([`ObjectStore::takes_item`](crate::object::ObjectStore::takes_item)).
     pub(super) fn may_offload(&self) -> bool {
         let item = match &self.source {
@@ -161,7 +165,7 @@ impl PutMachine<'_> {
             PutSource::Owned(item) => item,
             _ => return false,
         };
-        self.options.mode == WriteMode::Batch
+        self.options.mode != WriteMode::Atomic
             && self
                 .table
                 .objects
@@ -305,6 +309,11 @@ impl PutMachine<'_> {
             ) => {
                 upload.out -= 1;
                 upload.bytes += bytes;
+                // An item's frame counts as its parts are stored (a
+                // stream's progress is what it took in).
+                if !matches!(self.source, PutSource::Stream { .. }) {
+                    self.progress.bytes_done += bytes;
+                }
                 upload.done.push(PartDone {
                     number,
                     etag,
