@@ -157,29 +157,10 @@ impl EmbeddedS3 {
             .allow_headers(AllowHeaders::mirror_request())
             .expose_headers([header::ETAG])
             .max_age(Duration::from_secs(600));
-        let app = hyper_util::service::TowerToHyperService::new(app);
-        // As the page's own server: headers within 10 s, 256 connections.
-        let mut builder = hyper::server::conn::http1::Builder::new();
-        builder
-            .timer(hyper_util::rt::TokioTimer::new())
-            .header_read_timeout(Duration::from_secs(10));
-        let connections = std::sync::Arc::new(tokio::sync::Semaphore::new(256));
+        // As the page's own server: its header timeout and connection bound.
+        let limits = crate::serve::ServeLimits::default();
         let accept = tokio::spawn(async move {
-            loop {
-                let Ok(permit) = std::sync::Arc::clone(&connections).acquire_owned().await else {
-                    break;
-                };
-                let Ok((stream, _)) = listener.accept().await else {
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                };
-                let io = hyper_util::rt::TokioIo::new(stream);
-                let connection = builder.serve_connection(io, app.clone());
-                tokio::spawn(async move {
-                    let _ = connection.await;
-                    drop(permit);
-                });
-            }
+            crate::serve::serve_connections(listener, app, &limits, std::future::pending()).await;
         });
         let credentials =
             aws_sdk_s3::config::Credentials::new(ACCESS_KEY, secret, None, None, "embedded");

@@ -277,7 +277,7 @@ pub async fn serve(
     };
     let router = api::router(Arc::new(state), Arc::new(guard));
     on_ready(addr);
-    run(listener, router, &limits, shutdown).await;
+    serve_connections(listener, router, &limits, shutdown).await;
     Ok(())
 }
 
@@ -344,13 +344,26 @@ async fn s3_origins(tables: &BTreeMap<String, TableConfig>) -> BTreeMap<String, 
 
 /// The accept loop: HTTP/1 with a header timeout (hyper's timer, which
 /// `axum::serve` does not install), a bound on open connections, and a
-/// graceful stop that lets requests in flight finish.
-async fn run(
+/// graceful stop that lets requests in flight finish. For any tower
+/// service: the page's router, or the embedded S3 store served beside it.
+pub(crate) async fn serve_connections<S, B>(
     listener: tokio::net::TcpListener,
-    router: axum::Router,
+    service: S,
     limits: &ServeLimits,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
-) {
+) where
+    S: tower_service::Service<
+            axum::http::Request<hyper::body::Incoming>,
+            Response = axum::http::Response<B>,
+        > + Clone
+        + Send
+        + 'static,
+    S::Future: Send + 'static,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    B: hyper::body::Body + Send + 'static,
+    B::Data: Send,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     use hyper_util::rt::{TokioIo, TokioTimer};
     use hyper_util::service::TowerToHyperService;
 
@@ -380,7 +393,7 @@ async fn run(
             },
             () = &mut shutdown => break,
         };
-        let service = TowerToHyperService::new(router.clone());
+        let service = TowerToHyperService::new(service.clone());
         let connection = builder.serve_connection(TokioIo::new(stream), service);
         let connection = graceful.watch(connection);
         tokio::spawn(async move {
