@@ -955,3 +955,29 @@ async fn racing_writers_readers_and_gc_never_tear_or_lose_a_version() {
 async fn version_of(table: &TableConfig, item: &Item) -> dynaslice_core::VersionId {
     s3::fetch(table, item).await.manifest.unwrap().version
 }
+
+/// The test helper counting open uploads sees one under its prefix only,
+/// and none once it is aborted (on the embedded store, from its files).
+#[tokio::test]
+async fn open_uploads_are_counted_under_their_prefix_only() {
+    let client = s3::client().await;
+    let prefix = format!("uploads-count-{}/", std::process::id());
+    let started = client
+        .create_multipart_upload()
+        .bucket(s3::bucket())
+        .key(format!("{prefix}a/b"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(s3::uploads(&client, &prefix).await, 1);
+    assert_eq!(s3::uploads(&client, "uploads-count-other/").await, 0);
+    client
+        .abort_multipart_upload()
+        .bucket(s3::bucket())
+        .key(format!("{prefix}a/b"))
+        .upload_id(started.upload_id().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(s3::uploads(&client, &prefix).await, 0);
+}

@@ -143,13 +143,22 @@ impl ObjectFrame {
             return Err(Box::new(split));
         }
         let part_bytes = part_bytes.max(1);
-        let Some(mut manifest) = split.manifest.clone() else {
-            return Err(Box::new(split));
+        let SplitItem {
+            parent,
+            chunks,
+            manifest,
+        } = split;
+        // Moved, not copied (an inline frame is up to 400 KB): `holds` saw it.
+        let Some(mut manifest) = manifest else {
+            return Err(Box::new(SplitItem {
+                parent,
+                chunks,
+                manifest: None,
+            }));
         };
         let pieces: Vec<Vec<u8>> = match manifest.inline.take() {
             Some(frame) => alloc::vec![frame],
-            None => split
-                .chunks
+            None => chunks
                 .into_iter()
                 .filter_map(|mut chunk| match chunk.remove(CHUNK_DATA_ATTRIBUTE) {
                     Some(AttributeValue::B(data)) => Some(data),
@@ -182,7 +191,7 @@ impl ObjectFrame {
         manifest.chunk_bytes = 0;
         let frame = ObjectFrame {
             options: options.clone(),
-            parent: split.parent,
+            parent,
             manifest,
         };
         Ok((frame, parts))

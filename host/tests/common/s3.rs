@@ -73,7 +73,7 @@ pub async fn keys(client: &aws_sdk_s3::Client, prefix: &str) -> Vec<String> {
 }
 
 /// Multipart uploads open under `prefix` in the test bucket (on the
-/// embedded store, which does not list them: its part files, of any prefix).
+/// embedded store, which does not list them: from its files).
 pub async fn uploads(client: &aws_sdk_s3::Client, prefix: &str) -> usize {
     let listed = client
         .list_multipart_uploads()
@@ -88,10 +88,23 @@ pub async fn uploads(client: &aws_sdk_s3::Client, prefix: &str) -> usize {
                 aws_sdk_s3::error::ProvideErrorMetadata::code(&e),
                 Some("NotImplemented")
             );
-            let parts = std::fs::read_dir(embedded_root()).expect("embedded store's folder");
-            parts
+            // s3s-fs keeps an open upload's attributes in
+            // `.bucket-<b64 bucket>.object-<b64 key>.upload-<id>.metadata.json`
+            // (base64url, no padding) until it is completed or aborted:
+            // those under `prefix`, not other tests' uploads.
+            use base64::Engine;
+            let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+            let head = format!(".bucket-{}.object-", b64.encode(bucket()));
+            let entries = std::fs::read_dir(embedded_root()).expect("embedded store's folder");
+            entries
                 .filter_map(Result::ok)
-                .filter(|e| e.file_name().to_string_lossy().starts_with(".upload_id-"))
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|name| name.ends_with(".metadata.json"))
+                .filter_map(|name| {
+                    let (key, _) = name.strip_prefix(&head)?.split_once(".upload-")?;
+                    b64.decode(key).ok()
+                })
+                .filter(|key| key.starts_with(prefix.as_bytes()))
                 .count()
         }
         Err(e) => panic!("ListMultipartUploads: {e:?}"),
