@@ -1,11 +1,14 @@
 //! Starts and stops Amazon's DynamoDB Local for tests, listening on 127.0.0.1 only.
 //!
-//! ```ignore
+//! ```no_run
+//! # fn example() -> Result<(), String> {
 //! use dynaslice_testing::dynamodb_local;
 //!
 //! let server = dynamodb_local::start()?; // ready: ListTables answered
 //! // ... point an SDK client at `server.endpoint` ...
 //! drop(server);                          // kills it (so does the test process ending)
+//! # Ok(())
+//! # }
 //! ```
 //!
 //! The Rust twin of `tests/js/support/dynamodb-local.mjs`, and it runs the same

@@ -1,7 +1,8 @@
 //! A loopback HTTP/1.1 proxy that injects DynamoDB faults (or, started with
 //! [`start_s3`], S3's), for tests.
 //!
-//! ```ignore
+//! ```no_run
+//! # async fn example(upstream_addr: std::net::SocketAddr) {
 //! use dynaslice_testing::fault_proxy;
 //!
 //! let proxy = fault_proxy::start(upstream_addr, fault_proxy::Faults { rate: 0.3, seed: 7 }).await;
@@ -9,6 +10,7 @@
 //! // ... create tables through proxy.endpoint() ...
 //! proxy.set_enabled(true);       // ...then let faults happen
 //! // ... run the code under test, then look at proxy.counts() ...
+//! # }
 //! ```
 //!
 //! No local DynamoDB-compatible server ever throttles, fails, or leaves a batch

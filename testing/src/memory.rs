@@ -3,8 +3,12 @@
 //! `/proc/self/clear_refs` so that it measures one step. Shared by the
 //! memory tests and `bench:transfer`'s memory children:
 //!
-//! ```ignore
+//! ```no_run
 //! use dynaslice_testing::memory;
+//!
+//! memory::reset_peak();
+//! let held: Vec<u8> = vec![1; 64 << 20];
+//! assert!(memory::peak() >= held.len() as u64);
 //! ```
 
 /// The resident set now, in bytes (`VmRSS`); 0 where it cannot be read.

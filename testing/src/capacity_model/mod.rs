@@ -4,12 +4,14 @@
 //! the service does. No local server enforces any limit, and those limits
 //! decide real throughput; benchmarks and tests run in this model instead.
 //!
-//! ```ignore
+//! ```no_run
+//! # async fn example(upstream_addr: std::net::SocketAddr) {
 //! use dynaslice_testing::capacity_model;
 //!
 //! let model = capacity_model::start(upstream_addr, capacity_model::Model::documented()).await;
-//! let client = dynaslice_host::local_client(&model.endpoint());
-//! // ... run the code under test, then look at model.counts() ...
+//! // ... point a client at model.endpoint() (`dynaslice_host::local_client`),
+//! // run the code under test, then look at model.counts() ...
+//! # }
 //! ```
 //!
 //! What it does to each request:
