@@ -35,6 +35,7 @@ use crate::code::Code;
 use crate::key::KeySchema;
 use crate::layout::{parent_key_text, parse_versioned_key_text};
 use crate::manifest::Manifest;
+use crate::plan::WriteMode;
 use crate::value::Item;
 use crate::version::VersionId;
 
@@ -165,13 +166,24 @@ impl ObjectStore {
         }
     }
 
-    /// True when `item`, written whole (not streamed), is large enough to
-    /// go to this store: at least the threshold, as DynamoDB sizes it. Its
-    /// payload then goes, in one frame, when it is not written in one
-    /// transaction (atomic mode) and its value stream is at least the
-    /// threshold too.
-    pub fn takes_item(&self, item: &Item) -> bool {
-        crate::size::item_size(item) as u64 >= self.threshold
+    /// True when `item`, written whole (not streamed) in `mode`, may go to
+    /// this store: it is not written in one transaction (atomic mode keeps
+    /// it in DynamoDB; auto writes an item this large in batches) and it is
+    /// at least the threshold, as DynamoDB sizes it. Its payload then goes,
+    /// in one frame, when its value stream's raw length is at least the
+    /// threshold too ([`takes_payload`](Self::takes_payload)).
+    ///
+    /// `put` decides with it, and so does `estimate`: where an item would
+    /// go is decided here only.
+    pub fn takes_item(&self, item: &Item, mode: WriteMode) -> bool {
+        mode != WriteMode::Atomic && crate::size::item_size(item) as u64 >= self.threshold
+    }
+
+    /// True when a payload whose raw (uncompressed) length is `raw_len`
+    /// goes to this store: at least the threshold, even when it would
+    /// compress to fit inline.
+    pub fn takes_payload(&self, raw_len: u64) -> bool {
+        raw_len >= self.threshold
     }
 
     /// Refuses a bucket name S3 would refuse (3 to 63 characters of

@@ -146,7 +146,19 @@ fn every_command_against_a_server() {
         "estimate", "-t", &table, "-k", "id=big", "--json", &at_doc, "--output", "json",
     ]));
     assert_eq!(whole["storedIn"], "s3", "{whole}");
-    s3_run(&["put", "-t", &table, "-k", "id=big", "--json", &at_doc]);
+    assert_eq!(whole["chunks"], 0, "{whole}");
+    let put = json(&s3_run(&[
+        "put", "-t", &table, "-k", "id=big", "--json", &at_doc, "--output", "json",
+    ]));
+    // What estimate said the write costs is what put planned and what the
+    // server reported: the parent's units (the object's requests are S3's).
+    assert_eq!(whole["writeUnits"], put["writeUnits"], "{whole} {put}");
+    assert_eq!(
+        whole["writeUnits"].as_f64(),
+        put["consumedWriteUnits"].as_f64(),
+        "{whole} {put}"
+    );
+    assert!(whole["writeUnits"].as_u64().unwrap() < 5, "{whole}");
     let inspect = json(&s3_run(&[
         "inspect", "-t", &table, "-k", "id=big", "--json",
     ]));

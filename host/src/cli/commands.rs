@@ -213,11 +213,10 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     };
     // An item written whole goes to S3 in one frame, as `put` would write it.
     let whole_to_s3 = args.file.is_none()
-        && options.mode != dynaslice_core::plan::WriteMode::Atomic
         && table
             .objects
             .as_ref()
-            .is_some_and(|o| o.store.takes_item(&item));
+            .is_some_and(|o| o.store.takes_item(&item, options.mode));
     let mut split_options = options.split_options(&table.core(), fresh_version());
     if whole_to_s3 {
         split_options.group_bytes = usize::MAX;
@@ -249,6 +248,17 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
         whole_to_s3,
         (plan.write_units(), read_units),
     );
+    // What `put` would spend: the chunk plan's, or, for a payload in S3,
+    // the parent's alone (the object's requests are priced in `prices`).
+    let (mode, write_units, read_units, chunk_count) = match &prices.offload {
+        Some(s3) => ("batch", s3.parent_write_units, s3.parent_read_units, 0),
+        None => (mode, plan.write_units(), read_units, split.chunks.len()),
+    };
+    let in_chunks = if prices.offload.is_some() {
+        "in chunks instead, "
+    } else {
+        ""
+    };
     if json {
         let costs: serde_json::Map<String, serde_json::Value> = costs
             .iter()
@@ -259,12 +269,12 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
             "overLimitBy": item_bytes.saturating_sub(dynaslice_core::MAX_ITEM_BYTES),
             "mode": mode,
             "parentBytes": item_size(&split.parent),
-            "chunks": split.chunks.len(),
+            "chunks": chunk_count,
             "manifest": split.manifest.as_ref().map(manifest_to_json),
-            "writeUnits": plan.write_units(),
+            "writeUnits": write_units,
             "replaces": stored.is_some(),
             "replaceWriteUnits": replace,
-            "totalWriteUnits": plan.write_units() + replace,
+            "totalWriteUnits": write_units + replace,
             "costs": costs,
             "readUnits": read_units,
             "updateInstead": instead.as_ref().map(|(changes, plan)| json!({
@@ -280,18 +290,33 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     } else {
         println!("item: {} ({item_bytes} bytes)", size(item_bytes as u64));
         match &split.manifest {
+            Some(m) if prices.offload.is_some() => println!(
+                "split: {} raw, {} stored ({}, one S3 object), version {}",
+                size(m.total_raw_len()),
+                size(m.total_stored_len()),
+                m.codec.name(),
+                m.version.to_text()
+            ),
             Some(m) => println!("split: {}", manifest_text(m)),
             None => println!("fits one item: no split"),
         }
-        println!(
-            "write: {mode} mode, {} WCU; read back: {read_units} RCU (strongly consistent)",
-            plan.write_units()
-        );
+        match &prices.offload {
+            Some(s3) => println!(
+                "write: one S3 object ({}) and the parent, {write_units} WCU; read back: \
+                 {read_units} RCU and {} (strongly consistent)",
+                plural(s3.requests.writes, "request"),
+                plural(s3.requests.reads, "GET"),
+            ),
+            None => println!(
+                "write: {mode} mode, {write_units} WCU; read back: {read_units} RCU (strongly \
+                 consistent)"
+            ),
+        }
         if stored.is_some() {
             println!(
                 "replaces the stored item: +{replace} WCU (its larger parent, its chunks' \
                  deletes), {} WCU in all",
-                plan.write_units() + replace
+                write_units + replace
             );
         }
         if let Some((changes, plan)) = &instead {
@@ -327,7 +352,7 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
                     None => format!("{} mode: does not fit one transaction", mode.name()),
                 })
                 .collect();
-            println!("  {}", each.join("; "));
+            println!("  {in_chunks}{}", each.join("; "));
         }
         for line in &prices.lines {
             println!("{line}");
@@ -340,8 +365,22 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
 struct Priced {
     /// `"s3"`, `"chunks"` or `"item"`.
     stored_in: &'static str,
+    /// What a `put` to S3 spends, when the payload goes there.
+    offload: Option<Offload>,
     lines: Vec<String>,
     json: serde_json::Value,
+}
+
+/// A payload's write to S3: the object's requests and the parent's units.
+struct Offload {
+    requests: dynaslice_core::price::ObjectRequests,
+    parent_write_units: u64,
+    parent_read_units: f64,
+}
+
+/// `n` and `what`, plural when `n` is not 1.
+fn plural(n: u64, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Where a `put` of `split` would store its payload (in S3 when the table
@@ -359,10 +398,9 @@ fn where_and_price(
     use dynaslice_core::price::{US_EAST_1, object_requests};
     let p = US_EAST_1;
     let offloads = |m: &dynaslice_core::manifest::Manifest| {
-        table
-            .objects
-            .as_ref()
-            .is_some_and(|o| m.raw_len >= o.store.threshold && (args.file.is_some() || whole_to_s3))
+        table.objects.as_ref().is_some_and(|o| {
+            o.store.takes_payload(m.raw_len) && (args.file.is_some() || whole_to_s3)
+        })
     };
     let Some(manifest) = split
         .manifest
@@ -373,6 +411,7 @@ fn where_and_price(
         let json = json!({ "writeDollars": p.write_units(write_units) });
         return Priced {
             stored_in,
+            offload: None,
             lines: Vec::new(),
             json,
         };
@@ -393,6 +432,7 @@ fn where_and_price(
         let json = json!({ "chunks": chunks, "s3": null });
         return Priced {
             stored_in: "chunks",
+            offload: None,
             lines,
             json,
         };
@@ -409,11 +449,9 @@ fn where_and_price(
         p.s3_month(manifest.stored_len) + p.dynamodb_month(item_size(&split.parent) as u64);
     let offloads = offloads(manifest);
     lines.push(format!(
-        "in S3: write ${s3_write:.6} ({} request{} + {parent_units} WRU), read ${s3_read:.7} ({} GET{}), a month ${s3_month:.6}",
-        requests.writes,
-        if requests.writes == 1 { "" } else { "s" },
-        requests.reads,
-        if requests.reads == 1 { "" } else { "s" },
+        "in S3: write ${s3_write:.6} ({} + {parent_units} WRU), read ${s3_read:.7} ({}), a month ${s3_month:.6}",
+        plural(requests.writes, "request"),
+        plural(requests.reads, "GET"),
     ));
     lines.push(match offloads {
         true => format!(
@@ -445,6 +483,11 @@ fn where_and_price(
     let stored_in = if offloads { "s3" } else { "chunks" };
     Priced {
         stored_in,
+        offload: offloads.then_some(Offload {
+            requests,
+            parent_write_units: parent_units,
+            parent_read_units: parent_read,
+        }),
         lines,
         json,
     }

@@ -16,7 +16,7 @@ use crate::capacity::write_units;
 use crate::codec::crc32;
 use crate::object::ObjectRef;
 use crate::plan::{
-    WriteKind, WriteMode, WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit_as,
+    WriteKind, WriteRequest, WriteSteps, pack_batch_writes, plan_streamed_commit_as,
 };
 use crate::protocol::error::ProtocolError;
 use crate::protocol::flights::{Failed, Resend};
@@ -98,7 +98,7 @@ impl PutMachine<'_> {
         let PutSource::Stream { parent, len, .. } = &self.source else {
             return None;
         };
-        if len.is_some_and(|len| len < store.threshold) {
+        if len.is_some_and(|len| !store.takes_payload(len)) {
             return None;
         }
         let key = store.key_for(&self.table.key, parent, self.version).ok()?;
@@ -123,7 +123,7 @@ impl PutMachine<'_> {
             return Some(split);
         };
         let key = match &split.manifest {
-            Some(m) if m.raw_len >= store.threshold => {
+            Some(m) if store.takes_payload(m.raw_len) => {
                 store.key_for(&self.table.key, &split.parent, m.version)
             }
             _ => return Some(split),
@@ -156,21 +156,18 @@ impl PutMachine<'_> {
     }
 
     /// True when the item written may go to S3: the table sends payloads
-    /// there, it is not written in one transaction (atomic mode; auto
-    /// writes an item this large in batches), and it is large enough
-    /// ([`ObjectStore::takes_item`](crate::object::ObjectStore::takes_item)).
+    /// there and [`ObjectStore::takes_item`](crate::object::ObjectStore::takes_item)
+    /// says so.
     pub(super) fn may_offload(&self) -> bool {
         let item = match &self.source {
             PutSource::Item(item) => *item,
             PutSource::Owned(item) => item,
             _ => return false,
         };
-        self.options.mode != WriteMode::Atomic
-            && self
-                .table
-                .objects
-                .as_ref()
-                .is_some_and(|s| s.takes_item(item))
+        self.table
+            .objects
+            .as_ref()
+            .is_some_and(|s| s.takes_item(item, self.options.mode))
     }
 
     /// Parts cut from the payload.
