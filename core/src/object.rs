@@ -168,8 +168,9 @@ impl ObjectStore {
 
     /// True when `item`, written whole (not streamed) in `mode`, may go to
     /// this store: it is not written in one transaction (atomic mode keeps
-    /// it in DynamoDB; auto writes an item this large in batches) and it is
-    /// at least the threshold, as DynamoDB sizes it. Its payload then goes,
+    /// it in DynamoDB; auto mode, which would write chunks that fit one
+    /// transaction in one, sends it too: an object's commit is one write
+    /// either way) and it is at least the threshold, as DynamoDB sizes it. Its payload then goes,
     /// in one frame, when its value stream's raw length is at least the
     /// threshold too ([`takes_payload`](Self::takes_payload)).
     ///
@@ -177,6 +178,15 @@ impl ObjectStore {
     /// go is decided here only.
     pub fn takes_item(&self, item: &Item, mode: WriteMode) -> bool {
         mode != WriteMode::Atomic && crate::size::item_size(item) as u64 >= self.threshold
+    }
+
+    /// True when a stream's payload of `len` bytes (a file's length),
+    /// written in `mode`, goes to this store: at least the threshold. A
+    /// stream is never written in one transaction (`put` writes a file in
+    /// atomic mode as an item, which [`takes_item`](Self::takes_item)
+    /// keeps in DynamoDB).
+    pub fn takes_stream(&self, len: u64, mode: WriteMode) -> bool {
+        mode != WriteMode::Atomic && len >= self.threshold
     }
 
     /// True when a payload whose raw (uncompressed) length is `raw_len`

@@ -65,9 +65,11 @@ async fn payloads_of_every_size_round_trip_through_s3() {
         let table = objects_table(layout).await;
         let dir = common::fresh_temp_dir(&format!("objects-{layout:?}"));
         // Below the threshold (chunks), one part, parts of 5 MiB with a
-        // short last one, and a pipe of unknown length over several parts.
-        let cases: [(&str, usize, bool, bool); 4] = [
+        // short last one, a pipe of unknown length over several parts, and
+        // one that ends below the threshold (held, then in chunks).
+        let cases: [(&str, usize, bool, bool); 5] = [
             ("small", 20_000, true, false),
+            ("short-pipe", 20_000, false, false),
             ("one-part", 300_000, true, true),
             ("parts", 2 * MIN_PART_BYTES + 12_345, true, true),
             ("pipe", MIN_PART_BYTES + 777, false, true),

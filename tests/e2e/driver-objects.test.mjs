@@ -8,8 +8,9 @@
 //    and `getStream`, and host `get --out`; host `put --file` → driver
 //    `getItem`/`getStream`. Each payload is one object under the table's
 //    prefix, and no multipart upload is left open.
-// 2. A payload of unknown length (a stream with no size) goes to S3 too, and
-//    so does an item written whole (driver `putItem`, host `put --json`).
+// 2. A payload of unknown length (a stream with no size) goes to S3 once it
+//    passes the threshold (a short one stays in DynamoDB), and so does an
+//    item written whole (driver `putItem`, host `put --json`).
 // 3. Overwrites and deletes by the other side remove the replaced object.
 // 4. Hostile manifests: another item's manifest copied onto a parent reads
 //    as OBJECT_FOREIGN, and deleting the forged item leaves the victim's
@@ -213,17 +214,23 @@ describe('round trips', () => {
     });
   }
 
-  test('a stream of unknown length goes to S3 and reads back', async () => {
-    const bytes = payload(6 * MB + 123, false);
-    const source = new ReadableStream({
+  test('a stream of unknown length goes to S3 once it passes the threshold, and reads back', async () => {
+    const unsized = (bytes) => new ReadableStream({
       start(controller) {
         for (let at = 0; at < bytes.length; at += 256 * KB) controller.enqueue(new Uint8Array(bytes.subarray(at, at + 256 * KB)));
         controller.close();
       },
     });
-    const put = await putStream(client, source, { pk: { S: 'unknown-length' } }, options({ attribute: 'data' }));
+    const bytes = payload(6 * MB + 123, false);
+    const put = await putStream(client, unsized(bytes), { pk: { S: 'unknown-length' } }, options({ attribute: 'data' }));
     assert.ok(put.manifest.object, 'in S3');
     assert.ok((await hostGetFile('unknown-length')).equals(bytes));
+    // One that ends below the threshold is held, then stays in DynamoDB.
+    const short = payload(700, false); // THRESHOLD is 1 KiB here
+    const small = await putStream(client, unsized(short), { pk: { S: 'unknown-short' } }, options({ attribute: 'data' }));
+    assert.equal(small.manifest?.object, undefined, 'not in S3');
+    assert.deepEqual(await objectsOf('unknown-short'), []);
+    assert.ok((await hostGetFile('unknown-short')).equals(short));
   });
 });
 

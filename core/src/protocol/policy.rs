@@ -108,6 +108,13 @@ pub const WORK_BYTES: usize = 256 << 10;
 /// chooses the codec of a stream on its first piece.
 pub const INPUT_BYTES: usize = 1 << 20;
 
+/// At most how much of a stream of unknown length (a pipe) a put holds
+/// before it chooses where the payload goes, when the table keeps large
+/// payloads in S3: up to the threshold, so that a short stream stays in
+/// DynamoDB, but never more than this (a longer stream, still unknown,
+/// goes to S3, whatever the threshold).
+pub const HOLD_BYTES: usize = 16 << 20;
+
 /// Parts of one S3 object in flight at once (each of
 /// [`crate::object::ObjectStore::part_bytes`], 8 MiB by default: 32 MiB
 /// of a write's memory), and ranges of one object a read fetches at once.

@@ -367,6 +367,69 @@ fn a_stream_that_fails_midway_leaves_no_chunk() {
 }
 
 #[test]
+fn a_stream_of_unknown_length_goes_to_s3_only_once_it_reaches_the_threshold() {
+    // The table keeps payloads of 64 KiB or more in S3. The stream's
+    // pieces are held until they reach it (then S3) or the stream ends
+    // short of it (then it is written here, as a stream of that length).
+    let mut in_s3 = table();
+    let mut objects = dynaslice_core::object::ObjectStore::new("media", "dynaslice/docs/");
+    objects.threshold = 64 << 10;
+    in_s3.objects = Some(objects);
+    for (len, to_s3) in [
+        (0, false),
+        (40_000, false),
+        ((64 << 10) - 1, false),
+        (64 << 10, true),
+        (200_000, true),
+    ] {
+        let mut store = Store::new();
+        let source = PutSource::Stream {
+            parent: key("s"),
+            attribute: "data".into(),
+            len: None,
+        };
+        let options = put_options(WriteMode::Batch);
+        let mut put = PutMachine::new(source, in_s3.clone(), options, store.env(3));
+        let mut out = Out::default();
+        let mut given = 0;
+        let mut s3_requests = 0;
+        let result = loop {
+            let mut watch = |_: usize, request: &Request| {
+                if matches!(request, Request::Object(_)) {
+                    s3_requests += 1;
+                }
+                Fault::None
+            };
+            match run(&mut put, &mut store, &mut out, &mut watch) {
+                Halt::Done(result) => break result,
+                // In pieces of 10,000 bytes: held across several inputs.
+                Halt::Input(max) if given < len => {
+                    let n = max.min(len - given).min(10_000);
+                    given += n;
+                    put.input(&vec![7; n]);
+                }
+                Halt::Input(_) => put.end_input(),
+                _ => panic!("a put takes no output"),
+            }
+        };
+        if to_s3 {
+            // This store has no S3: the put tried it, and failed on it.
+            assert!(s3_requests > 0, "{len}: no S3 request");
+            assert!(result.is_err(), "{len}");
+            continue;
+        }
+        assert_eq!(s3_requests, 0, "{len}: S3 asked");
+        result.unwrap_or_else(|e| panic!("{len}: {e}"));
+        let back = read(&mut store, &key("s")).unwrap().expect("stored");
+        assert_eq!(
+            back.get("data"),
+            Some(&AttributeValue::B(vec![7; len])),
+            "{len}"
+        );
+    }
+}
+
+#[test]
 fn a_read_goes_back_to_the_parent_only_when_it_moved() {
     let mut store = Store::new();
     let first = item("r", 1_000_000, 1);

@@ -75,6 +75,9 @@ pub enum PutSource<'a> {
 enum Cutter<'a> {
     /// Not started (a stream waits for its first piece).
     Idle,
+    /// A stream of unknown length's first pieces, held until its place
+    /// (chunks or S3) is known.
+    Holding(Vec<u8>),
     /// An in-memory item cut as it is compressed.
     Items(Box<ItemStream<'a>>),
     /// A stream's pieces cut as they arrive.

@@ -98,7 +98,7 @@ impl PutMachine<'_> {
         let PutSource::Stream { parent, len, .. } = &self.source else {
             return None;
         };
-        if len.is_some_and(|len| !store.takes_payload(len)) {
+        if len.is_some_and(|len| !store.takes_stream(len, self.options.mode)) {
             return None;
         }
         let key = store.key_for(&self.table.key, parent, self.version).ok()?;

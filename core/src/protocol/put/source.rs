@@ -12,7 +12,7 @@ use crate::codec::{Codec, Compression, choose_compression};
 use crate::plan::{WriteKind, WriteMode, WriteSteps, plan_streamed_commit_as, plan_write_as};
 use crate::protocol::error::ProtocolError;
 use crate::protocol::flights::Resend;
-use crate::protocol::policy::{INPUT_BYTES, WORK_BYTES};
+use crate::protocol::policy::{HOLD_BYTES, INPUT_BYTES, WORK_BYTES};
 use crate::protocol::request::{ObjectKey, Request};
 use crate::protocol::{Progress, Step};
 use crate::size::item_size;
@@ -52,6 +52,44 @@ impl PutMachine<'_> {
     }
 
     pub(super) fn push_input(&mut self, bytes: &[u8]) -> Result<(), ProtocolError> {
+        let Some(limit) = self.hold_limit() else {
+            return self.cut_input(bytes);
+        };
+        let mut held = match core::mem::replace(&mut self.cutter, Cutter::Idle) {
+            Cutter::Holding(held) => held,
+            _ => Vec::new(),
+        };
+        held.extend_from_slice(bytes);
+        if !bytes.is_empty() && held.len() < limit {
+            self.payload_bytes = held.len() as u64;
+            self.progress.bytes_done = self.payload_bytes;
+            self.cutter = Cutter::Holding(held);
+            return Ok(());
+        }
+        if bytes.is_empty()
+            && let PutSource::Stream { len, .. } = &mut self.source
+        {
+            // It ended short of the threshold: a stream of that length.
+            *len = Some(held.len() as u64);
+        }
+        self.cut_input(&held)
+    }
+
+    /// How much of a stream of unknown length is held before its place is
+    /// chosen, while it is (`None` once it is, or when its length is known
+    /// or the table keeps no payload in S3): the S3 threshold, at most
+    /// [`HOLD_BYTES`]. A stream that ends before it is written as one of
+    /// its length (inline, or in chunks); one that reaches it goes to S3.
+    fn hold_limit(&self) -> Option<usize> {
+        let store = self.table.objects.as_ref()?;
+        let waiting = matches!(self.cutter, Cutter::Idle | Cutter::Holding(_));
+        let unknown = matches!(self.source, PutSource::Stream { len: None, .. });
+        (waiting && unknown)
+            .then(|| usize::try_from(store.threshold).map_or(HOLD_BYTES, |t| t.min(HOLD_BYTES)))
+    }
+
+    /// Cuts a stream's piece (starting the cutter with the first).
+    fn cut_input(&mut self, bytes: &[u8]) -> Result<(), ProtocolError> {
         if matches!(self.cutter, Cutter::Idle)
             && let PutSource::Stream {
                 parent,
@@ -328,7 +366,9 @@ impl PutMachine<'_> {
         let hungry = self.uploads.hungry();
         match &self.cutter {
             Cutter::Items(_) if hungry => Some(Step::Work),
-            Cutter::Idle | Cutter::Stream(_) if hungry => Some(Step::Input(INPUT_BYTES)),
+            Cutter::Idle | Cutter::Holding(_) | Cutter::Stream(_) if hungry => {
+                Some(Step::Input(INPUT_BYTES))
+            }
             Cutter::Ended if self.uploads.is_empty() && self.flights.open() == 0 => {
                 self.send_commit();
                 None
