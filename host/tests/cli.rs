@@ -123,6 +123,37 @@ fn every_command_against_a_server() {
         (s3_write - (0.005e-3 + 0.625e-6)).abs() < 1e-12,
         "{offload}"
     );
+    // put spends the parent's one unit: no chunk, the manifest names the
+    // object.
+    assert_eq!(offload["writeUnits"], 1, "{offload}");
+    assert_eq!(offload["chunks"], 0, "{offload}");
+    assert!(
+        offload["manifest"]["object"]["key"].is_string(),
+        "{offload}"
+    );
+    // In one transaction, put writes the file as an item, in chunks.
+    let atomic_file = json(&run(&[
+        "--data",
+        data.to_str().unwrap(),
+        "--s3-bucket",
+        "media",
+        "estimate",
+        "-t",
+        &table,
+        "-k",
+        "id=photo",
+        "--file",
+        file,
+        "--mode",
+        "atomic",
+        "--output",
+        "json",
+    ]));
+    assert_eq!(atomic_file["storedIn"], "chunks", "{atomic_file}");
+    assert_eq!(
+        atomic_file["writeUnits"], estimate["costs"]["atomic"],
+        "{atomic_file}"
+    );
     // An item from --json of at least the threshold goes to S3 as well,
     // in one frame: estimate says so, put stores it there (one object, no
     // chunk), get reads it back.
@@ -142,6 +173,29 @@ fn every_command_against_a_server() {
         all.extend_from_slice(rest);
         run(&all)
     };
+    // 2 MB of text compresses to a frame that would fit inline: it goes to
+    // S3 all the same, and estimate prices the parent put commits (a few
+    // hundred bytes naming the object), not one carrying the frame.
+    let log: String = (0..200_000u32)
+        .map(|i| format!("line {i} of a log; "))
+        .collect();
+    let log_path = dir.join("log.json");
+    std::fs::write(&log_path, format!(r#"{{"body": {{"S": "{log}"}}}}"#)).unwrap();
+    let at_log = format!("@{}", log_path.display());
+    let log_estimate = json(&s3_run(&[
+        "estimate", "-t", &table, "-k", "id=log", "--json", &at_log, "--output", "json",
+    ]));
+    assert_eq!(log_estimate["storedIn"], "s3", "{log_estimate}");
+    let log_put = json(&s3_run(&[
+        "put", "-t", &table, "-k", "id=log", "--json", &at_log, "--output", "json",
+    ]));
+    assert_eq!(log_estimate["writeUnits"], 1, "{log_estimate}");
+    assert_eq!(
+        log_estimate["writeUnits"].as_f64(),
+        log_put["consumedWriteUnits"].as_f64(),
+        "{log_estimate} {log_put}"
+    );
+    s3_run(&["rm", "-t", &table, "-k", "id=log"]);
     let whole = json(&s3_run(&[
         "estimate", "-t", &table, "-k", "id=big", "--json", &at_doc, "--output", "json",
     ]));

@@ -4,6 +4,7 @@ pub mod args;
 mod bulk;
 mod commands;
 mod cursor;
+mod estimate;
 mod gc;
 mod history;
 mod import_folder;
@@ -180,7 +181,7 @@ pub async fn run(cli: Cli) -> Result<ExitCode, HostError> {
     connect_s3(&cli).await?;
     match &cli.command {
         Command::Put(a) => commands::put(client, a, json).await,
-        Command::Estimate(a) => commands::estimate(client, a, json).await,
+        Command::Estimate(a) => estimate::estimate(client, a, json).await,
         Command::Get(a) => commands::get(client, a, json).await,
         Command::Update(a) => update::update(client, a, json).await,
         Command::Rm(a) => commands::rm(client, a, json).await,
