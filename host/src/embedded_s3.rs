@@ -37,15 +37,11 @@ pub struct EmbeddedS3 {
     _listening: Option<std::sync::Arc<Listening>>,
 }
 
-/// Stops the accept loop of a listening store when dropped.
+/// Stops the accept loop of a listening store when dropped: requests in
+/// flight then finish, within the server's grace.
 #[cfg(feature = "serve")]
-struct Listening(tokio::task::AbortHandle);
-
-#[cfg(feature = "serve")]
-impl Drop for Listening {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
+struct Listening {
+    _stop: tokio::sync::oneshot::Sender<()>,
 }
 
 impl std::fmt::Debug for EmbeddedS3 {
@@ -133,6 +129,7 @@ impl EmbeddedS3 {
         root: &Path,
         ip: std::net::IpAddr,
         page_origins: std::collections::BTreeSet<String>,
+        limits: &crate::serve::ServeLimits,
     ) -> Result<Self, HostError> {
         use axum::http::{Method, header};
         use tower_http::cors::{AllowHeaders, AllowOrigin, Cors};
@@ -157,10 +154,15 @@ impl EmbeddedS3 {
             .allow_headers(AllowHeaders::mirror_request())
             .expose_headers([header::ETAG])
             .max_age(Duration::from_secs(600));
-        // As the page's own server: its header timeout and connection bound.
-        let limits = crate::serve::ServeLimits::default();
-        let accept = tokio::spawn(async move {
-            crate::serve::serve_connections(listener, app, &limits, std::future::pending()).await;
+        // As the page's own server: its header timeout, connection bound
+        // and graceful stop (when the last clone is dropped).
+        let limits = limits.clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let shutdown = async move {
+                let _ = stopped.await;
+            };
+            crate::serve::serve_connections(listener, app, &limits, shutdown).await;
         });
         let credentials =
             aws_sdk_s3::config::Credentials::new(ACCESS_KEY, secret, None, None, "embedded");
@@ -169,7 +171,7 @@ impl EmbeddedS3 {
             .build();
         Ok(Self {
             client: aws_sdk_s3::Client::from_conf(config),
-            _listening: Some(std::sync::Arc::new(Listening(accept.abort_handle()))),
+            _listening: Some(std::sync::Arc::new(Listening { _stop: stop })),
         })
     }
 }

@@ -296,7 +296,7 @@ async fn serve_embedded_s3(
         return Ok((config, None));
     }
     let origins = guard::page_origins(addr, &config.allowed_hosts);
-    let store = crate::EmbeddedS3::listen(root, addr.ip(), origins).await?;
+    let store = crate::EmbeddedS3::listen(root, addr.ip(), origins, &config.limits).await?;
     for objects in config
         .tables
         .values_mut()
