@@ -6,7 +6,7 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::codec::{Codec, Compression, FRAME_HEADER_BYTES, FrameHeader};
+use crate::codec::{Codec, Compression, FRAME_HEADER_BYTES, FrameHeader, choose_compression};
 use crate::digest::Digester;
 use crate::digest::chunk_digest;
 use crate::encoding::binary_attribute_prefix;
@@ -16,8 +16,8 @@ use crate::value::{AttributeValue, Item};
 use crate::write::cutter::Cutter;
 use crate::write::split::DEFAULT_MAX_CHUNK_KEYS;
 use crate::write::split::{
-    ChunkBase, SplitError, SplitItem, SplitOptions, check_options, chunk_data_bytes, chunk_item,
-    put_manifest,
+    ChunkBase, CodecChoice, SplitError, SplitItem, SplitOptions, check_options, chunk_data_bytes,
+    chunk_item, put_manifest,
 };
 
 /// The encoder between the raw value stream and the chunks.
@@ -220,6 +220,29 @@ impl StreamSplit {
         options: &SplitOptions,
     ) -> Result<Self, SplitError> {
         Self::stream(parent, attribute, len, compression, options, None)
+    }
+
+    /// `bytes` cut as a streamed write of them cuts them (`put --file`,
+    /// the driver's `putStream`): the codec chosen on their first piece
+    /// ([`stream_compression`]), always in chunks, never inline. For
+    /// pricing a stream before it is written (`estimate`); a write streams
+    /// instead.
+    pub fn split_whole(
+        parent: Item,
+        attribute: String,
+        bytes: &[u8],
+        choice: CodecChoice,
+        options: &SplitOptions,
+    ) -> Result<SplitItem, SplitError> {
+        let first = &bytes[..bytes.len().min(crate::protocol::policy::INPUT_BYTES)];
+        let compression = stream_compression(choice, first);
+        let len = Some(bytes.len() as u64);
+        let mut stream = Self::new(parent, attribute, len, compression, options)?;
+        let mut chunks = stream.push(bytes)?;
+        let mut split = stream.finish()?;
+        chunks.append(&mut split.chunks);
+        split.chunks = chunks;
+        Ok(split)
     }
 
     fn stream(
@@ -653,4 +676,17 @@ fn check_length(len: u64, options: &SplitOptions) -> Result<(), SplitError> {
         });
     }
     Ok(())
+}
+
+/// The codec of a streamed payload: `auto` decides on the first piece
+/// (the whole payload is never in memory to decide on); streams support
+/// `none` and the deflate family only.
+pub(crate) fn stream_compression(choice: CodecChoice, sample: &[u8]) -> Compression {
+    match choice {
+        CodecChoice::Fixed(c) => c,
+        CodecChoice::Auto => match choose_compression(sample).codec {
+            Codec::None => Compression::NONE,
+            _ => Compression::new(Codec::Deflate),
+        },
+    }
 }

@@ -393,6 +393,8 @@ fn a_stream_of_unknown_length_goes_to_s3_only_once_it_reaches_the_threshold() {
         let mut out = Out::default();
         let mut given = 0;
         let mut s3_requests = 0;
+        // An empty piece first: no piece, not the end.
+        put.input(&[]);
         let result = loop {
             let mut watch = |_: usize, request: &Request| {
                 if matches!(request, Request::Object(_)) {
@@ -427,6 +429,34 @@ fn a_stream_of_unknown_length_goes_to_s3_only_once_it_reaches_the_threshold() {
             "{len}"
         );
     }
+    // A cap under the threshold is kept while holding: the put fails one
+    // piece past it, and never holds the threshold's worth.
+    let mut store = Store::new();
+    let source = PutSource::Stream {
+        parent: key("capped"),
+        attribute: "data".into(),
+        len: None,
+    };
+    let mut options = put_options(WriteMode::Batch);
+    options.max_stream_bytes = Some(20_000);
+    let mut put = PutMachine::new(source, in_s3.clone(), options, store.env(4));
+    let mut out = Out::default();
+    let mut given = 0;
+    let result = loop {
+        match run(&mut put, &mut store, &mut out, &mut clean) {
+            Halt::Done(result) => break result,
+            Halt::Input(max) if given < 60_000 => {
+                let n = max.min(10_000);
+                given += n;
+                put.input(&vec![7; n]);
+            }
+            Halt::Input(_) => put.end_input(),
+            _ => panic!("a put takes no output"),
+        }
+    };
+    assert!(result.is_err(), "over the cap");
+    assert!(given <= 30_000, "took {given} bytes past a cap of 20,000");
+    assert!(store.items(TABLE).is_empty());
 }
 
 #[test]

@@ -15,8 +15,8 @@ use dynaslice_core::plan::{
 use dynaslice_core::price::{ObjectRequests, US_EAST_1, object_requests};
 use dynaslice_core::protocol::ProtocolError;
 use dynaslice_core::{
-    AttributeValue, Item, ObjectFrame, ReadConsistency, SplitItem, SplitOptions, item_size,
-    read_units, split_item, write_units,
+    AttributeValue, Item, ObjectFrame, ReadConsistency, SplitItem, SplitOptions, StreamSplit,
+    item_size, read_units, split_item, write_units,
 };
 use dynaslice_host::json::{key_from_args, manifest_to_json};
 use dynaslice_host::{Changes, HostError, PutOptions, TableConfig, UpdatePlan, fresh_version};
@@ -59,11 +59,28 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     if may_offload {
         split_options.group_bytes = usize::MAX;
     }
-    let split = split_item(&item, &split_options)?;
+    // A file is streamed, as `put` streams it (in chunks, in batches),
+    // unless it is written in one transaction: then as an item.
+    let streamed = file_len.is_some() && options.mode != WriteMode::Atomic;
+    let split = match item.get(&args.attribute) {
+        Some(AttributeValue::B(bytes)) if streamed => StreamSplit::split_whole(
+            key.clone(),
+            args.attribute.clone(),
+            bytes,
+            options.compression,
+            &split_options,
+        )?,
+        _ => split_item(&item, &split_options)?,
+    };
+    let mode = if streamed {
+        WriteMode::Batch
+    } else {
+        options.mode
+    };
 
     let target = table.target().keys_only();
     let expect = Expect::from_stored_at(stored.as_ref(), &target)?;
-    let plan = plan_write(&split, &table.target(), &expect, options.mode)?;
+    let plan = plan_write(&split, &table.target(), &expect, mode)?;
     let chunked = Written {
         kind: plan.steps.kind(),
         parent_bytes: item_size(&split.parent),
@@ -123,7 +140,15 @@ pub async fn estimate(client: &Client, args: &PutArgs, json: bool) -> Result<Exi
     )?;
     let prices = where_and_price(&table, args, frame.as_ref(), &chunked, in_s3.as_ref());
     let manifest_json = match &in_s3 {
-        Some(object) => Some(manifest_to_json(&object.manifest)),
+        Some(object) => {
+            // The ETag is S3's to give: priced with one of its length, not
+            // shown.
+            let mut json = manifest_to_json(&object.manifest);
+            if let Some(object) = json.get_mut("object").and_then(|o| o.as_object_mut()) {
+                object.remove("etag");
+            }
+            Some(json)
+        }
         None => frame.as_ref().map(|f| f.json.clone()),
     };
     if json {

@@ -8,7 +8,6 @@ use alloc::vec::Vec;
 use super::uploads::{chunk_items, put_bytes};
 use super::{Commit, Cutter, Phase, Purpose, PutMachine, PutOutcome, PutSource};
 use crate::capacity::write_units;
-use crate::codec::{Codec, Compression, choose_compression};
 use crate::plan::{WriteKind, WriteMode, WriteSteps, plan_streamed_commit_as, plan_write_as};
 use crate::protocol::error::ProtocolError;
 use crate::protocol::flights::Resend;
@@ -19,14 +18,16 @@ use crate::size::item_size;
 use crate::upload::{UploadRules, restamp};
 use crate::value::Item;
 use crate::write::item_stream::{ItemSplit, split_item_streamed};
-use crate::write::split::{CodecChoice, SplitError, SplitItem, split_item};
-use crate::write::stream_split::StreamSplit;
+use crate::write::split::{SplitError, SplitItem, split_item};
+use crate::write::stream_split::{StreamSplit, stream_compression};
 
 impl PutMachine<'_> {
     /// Takes the next piece of a [`PutSource::Stream`]'s payload, when
     /// polled for [`Step::Input`] (compressing it: CPU-heavy).
     pub fn input(&mut self, bytes: &[u8]) {
-        if !matches!(self.phase, Phase::Chunks) {
+        // An empty piece is no piece (a source may yield one): only
+        // `end_input` ends the payload.
+        if bytes.is_empty() || !matches!(self.phase, Phase::Chunks) {
             return;
         }
         if let Err(error) = self.push_input(bytes) {
@@ -78,14 +79,19 @@ impl PutMachine<'_> {
     /// How much of a stream of unknown length is held before its place is
     /// chosen, while it is (`None` once it is, or when its length is known
     /// or the table keeps no payload in S3): the S3 threshold, at most
-    /// [`HOLD_BYTES`]. A stream that ends before it is written as one of
-    /// its length (inline, or in chunks); one that reaches it goes to S3.
+    /// [`HOLD_BYTES`], and one byte past `max_stream_bytes` (the cutter
+    /// then refuses it). A stream that ends before it is written as one of
+    /// its length (in chunks); one that reaches it goes to S3.
     fn hold_limit(&self) -> Option<usize> {
         let store = self.table.objects.as_ref()?;
         let waiting = matches!(self.cutter, Cutter::Idle | Cutter::Holding(_));
         let unknown = matches!(self.source, PutSource::Stream { len: None, .. });
-        (waiting && unknown)
-            .then(|| usize::try_from(store.threshold).map_or(HOLD_BYTES, |t| t.min(HOLD_BYTES)))
+        let bound = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let past_max = self
+            .options
+            .max_stream_bytes
+            .map_or(usize::MAX, |max| bound(max).saturating_add(1));
+        (waiting && unknown).then(|| bound(store.threshold).min(HOLD_BYTES).min(past_max))
     }
 
     /// Cuts a stream's piece (starting the cutter with the first).
@@ -375,18 +381,5 @@ impl PutMachine<'_> {
             }
             _ => Some(self.flights.idle()),
         }
-    }
-}
-
-/// The codec of a streamed payload: `auto` decides on the first piece
-/// (the whole payload is never in memory to decide on); streams support
-/// `none` and the deflate family only.
-fn stream_compression(choice: CodecChoice, sample: &[u8]) -> Compression {
-    match choice {
-        CodecChoice::Fixed(c) => c,
-        CodecChoice::Auto => match choose_compression(sample).codec {
-            Codec::None => Compression::NONE,
-            _ => Compression::new(Codec::Deflate),
-        },
     }
 }
