@@ -101,20 +101,13 @@ fn every_command_against_a_server() {
     // With one, the 3 MB file goes to S3: one PutObject ($0.005 per
     // 1,000) and the parent's one write unit.
     let data = dir.join("local.db");
-    let offload = json(&run(&[
-        "--data",
-        data.to_str().unwrap(),
-        "--s3-bucket",
-        "media",
-        "estimate",
-        "-t",
-        &table,
-        "-k",
-        "id=photo",
-        "--file",
-        file,
-        "--output",
-        "json",
+    let s3_run = |rest: &[&str]| {
+        let mut all = vec!["--data", data.to_str().unwrap(), "--s3-bucket", "media"];
+        all.extend_from_slice(rest);
+        run(&all)
+    };
+    let offload = json(&s3_run(&[
+        "estimate", "-t", &table, "-k", "id=photo", "--file", file, "--output", "json",
     ]));
     assert_eq!(offload["storedIn"], "s3", "{offload}");
     assert_eq!(offload["prices"]["s3"]["writeRequests"], 1, "{offload}");
@@ -132,21 +125,8 @@ fn every_command_against_a_server() {
         "{offload}"
     );
     // In one transaction, put writes the file as an item, in chunks.
-    let atomic_file = json(&run(&[
-        "--data",
-        data.to_str().unwrap(),
-        "--s3-bucket",
-        "media",
-        "estimate",
-        "-t",
-        &table,
-        "-k",
-        "id=photo",
-        "--file",
-        file,
-        "--mode",
-        "atomic",
-        "--output",
+    let atomic_file = json(&s3_run(&[
+        "estimate", "-t", &table, "-k", "id=photo", "--file", file, "--mode", "atomic", "--output",
         "json",
     ]));
     assert_eq!(atomic_file["storedIn"], "chunks", "{atomic_file}");
@@ -168,11 +148,6 @@ fn every_command_against_a_server() {
     )
     .unwrap();
     let at_doc = format!("@{}", doc_path.display());
-    let s3_run = |rest: &[&str]| {
-        let mut all = vec!["--data", data.to_str().unwrap(), "--s3-bucket", "media"];
-        all.extend_from_slice(rest);
-        run(&all)
-    };
     // 2 MB of text compresses to a frame that would fit inline: it goes to
     // S3 all the same, and estimate prices the parent put commits (a few
     // hundred bytes naming the object), not one carrying the frame.

@@ -100,6 +100,7 @@ async fn run(
                     "put {n}: unexpected {e} [{}]",
                     e.code()
                 );
+                eprintln!("put {n} failed: {e}");
                 failed_puts += 1;
                 // The previous version is intact, unless this one committed
                 // and only the answer was lost.
@@ -152,6 +153,7 @@ async fn run(
                     "get {n}: unexpected {e} [{}]",
                     e.code()
                 );
+                eprintln!("get {n} failed: {e}");
                 failed_gets += 1;
             }
         }
