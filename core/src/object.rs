@@ -170,9 +170,10 @@ impl ObjectStore {
     /// this store: it is not written in one transaction (atomic mode keeps
     /// it in DynamoDB; auto mode, which would write chunks that fit one
     /// transaction in one, sends it too: an object's commit is one write
-    /// either way) and it is at least the threshold, as DynamoDB sizes it. Its payload then goes,
-    /// in one frame, when its value stream's raw length is at least the
-    /// threshold too ([`takes_payload`](Self::takes_payload)).
+    /// either way) and it is at least the threshold, as DynamoDB sizes it.
+    /// Its payload then goes, in one frame, when its value stream's raw
+    /// length is at least the threshold too
+    /// ([`takes_payload`](Self::takes_payload)).
     ///
     /// `put` decides with it, and so does `estimate`: where an item would
     /// go is decided here only.

@@ -224,7 +224,7 @@ impl StreamSplit {
 
     /// `bytes` cut as a streamed write of them cuts them (`put --file`,
     /// the driver's `putStream`): the codec chosen on their first piece
-    /// ([`stream_compression`]), always in chunks, never inline. For
+    /// (`auto`: deflate or none), always in chunks, never inline. For
     /// pricing a stream before it is written (`estimate`); a write streams
     /// instead.
     pub fn split_whole(
