@@ -270,8 +270,8 @@ struct InS3 {
 /// `split`, an item split whole into one frame, as `put` would store it
 /// in `store`: the frame cut into parts, and the parent committed with the
 /// object's key and an ETag of the length S3 gives (the parent is priced
-/// by its size). `None` when the frame cannot be one object (`put` then
-/// keeps it in chunks too).
+/// by its size). `None` when the frame cannot be one object, or the key
+/// makes no object key (`put` then keeps it in chunks too).
 fn as_object(
     store: &ObjectStore,
     table: &TableConfig,
@@ -281,9 +281,11 @@ fn as_object(
     let Some(version) = split.manifest.as_ref().map(|m| m.version) else {
         return Ok(None);
     };
-    let key = store
-        .key_for(&table.key, &split.parent, version)
-        .map_err(|e| HostError::Input(e.to_string()))?;
+    // A key that makes no object key keeps the payload in chunks, as in
+    // `put` (`PutMachine::offload`, `object_for_stream`).
+    let Ok(key) = store.key_for(&table.key, &split.parent, version) else {
+        return Ok(None);
+    };
     let Ok((frame, parts)) = ObjectFrame::from_split(split, options, store.part_bytes) else {
         return Ok(None);
     };
